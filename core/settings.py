@@ -1,0 +1,205 @@
+"""The one declaration of every threshold, weight and switch.
+
+Sliders, CLI flags (``--set name=value``), presets and the docs are generated from
+``SETTINGS``. Each setting names the pipeline stage it affects, so a change
+re-runs only that stage and those after it; ``gate`` settings re-run only
+``decide()``, which makes no model call.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+# Stages in pipeline order; a setting invalidates its own stage and every later one.
+STAGES = ("index", "retrieval", "claim", "nli", "variables", "signals", "gate")
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    stage: str
+    help: str
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    choices: tuple[str, ...] = ()
+    label: str = ""
+
+    @property
+    def kind(self) -> str:
+        if isinstance(self.default, bool):
+            return "bool"
+        if self.choices:
+            return "choice"
+        return "int" if isinstance(self.default, int) else "float"
+
+    def coerce(self, value: Any) -> Any:
+        """Parse and check a value (from a slider, a preset or ``--set name=value``)."""
+        if self.kind == "bool":
+            if isinstance(value, str):
+                if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                    raise ValueError(f"{self.name} takes true or false, not {value!r}")
+                return value.lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, not {value!r}")
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.name} takes a number, not {value!r}") from None
+        if self.kind == "int":
+            if number != int(number):
+                raise ValueError(f"{self.name} takes a whole number, not {value!r}")
+            number = int(number)
+        if not (self.low <= number <= self.high):
+            raise ValueError(f"{self.name} must lie in [{self.low}, {self.high}], not {number}")
+        return number
+
+
+def _rule(name: str, label: str, help: str, default: bool = True) -> Setting:
+    return Setting(f"rule_{name}", default, "gate", help, label=label)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # --- index (re-index the KB) ---
+    Setting("chunk_chars", 700, "index", "Target passage length in characters; chunks end on sentence boundaries.",
+            200, 4000, 50, label="Chunk size (chars)"),
+    Setting("chunk_overlap", 1, "index", "Sentences repeated at the start of the next chunk.",
+            0, 5, 1, label="Chunk overlap (sentences)"),
+    Setting("index_type", "flat", "index", "FAISS index: exact inner product (flat) or approximate HNSW for large KBs.",
+            choices=("flat", "hnsw"), label="Dense index"),
+    # --- retrieval ---
+    Setting("top_k", 5, "retrieval", "Passages retrieved and analysed.", 1, 20, 1, label="Top-k"),
+    Setting("fusion_alpha", 0.6, "retrieval",
+            "Fused = α·dense cosine + (1−α)·BM25/max BM25 (seed 002 hybrid retrieval).",
+            0.0, 1.0, 0.05, label="Fusion α (dense weight)"),
+    # --- NLI ---
+    Setting("entail_keep", 0.5, "nli",
+            "Entailment filter (seed 001): a passage is kept when P(entail) of the claim by its best sentence ≥ this; "
+            "if none passes, all retrieved passages are kept (fallback).",
+            0.0, 1.0, 0.05, label="Entailment filter"),
+    # --- variables ---
+    Setting("condition_entail", 0.5, "variables",
+            "A condition is established when a user fact entails it with at least this probability.",
+            0.0, 1.0, 0.05, label="Condition established at"),
+    Setting("condition_contradict", 0.6, "variables",
+            "A condition is contradicted when a user fact contradicts it with at least this probability.",
+            0.0, 1.0, 0.05, label="Condition contradicted at"),
+    Setting("max_conditions", 6, "variables", "At most this many conditions are read from the best passage.",
+            1, 12, 1, label="Max conditions"),
+    # --- signals ---
+    Setting("conf_center", 0.40, "signals",
+            "Conf = sigmoid((best dense cosine − center) / scale): the cosine at which Conf is 0.5.",
+            0.0, 1.0, 0.01, label="Conf centre (cosine)"),
+    Setting("conf_scale", 0.07, "signals", "Width of the Conf sigmoid: smaller is a sharper step.",
+            0.01, 0.5, 0.01, label="Conf scale"),
+    Setting("conflict_top_n", 4, "signals", "Top passages compared for Conflict (seed 002 uses 4).",
+            2, 10, 1, label="Conflict over top-n"),
+    # --- gate (re-runs decide() only) ---
+    Setting("conflict_max", 0.70, "gate", "ASK when the topic spread of the top passages exceeds this (seed 002: 0.70).",
+            0.0, 1.0, 0.01, label="Conflict (topic spread) >"),
+    Setting("nli_conflict_max", 0.90, "gate",
+            "ASK when two top passages contradict each other with at least this probability.",
+            0.0, 1.0, 0.01, label="NLI conflict >"),
+    Setting("conf_min", 0.35, "gate", "ABSTAIN when Conf < this and Coverage < its threshold (seed 002: 0.35).",
+            0.0, 1.0, 0.01, label="Conf <"),
+    Setting("coverage_min", 0.30, "gate", "…and Coverage < this (seed 002: 0.30).",
+            0.0, 1.0, 0.01, label="Coverage <"),
+    Setting("gap_conf_max", 0.50, "gate", "Score-gap rule (seed 004) applies only when Conf < this.",
+            0.0, 1.0, 0.01, label="Gap rule: Conf <"),
+    Setting("gap_min", 0.10, "gate", "…ABSTAIN when the top-1 − top-2 fused score gap < this (seed 004: 0.1).",
+            0.0, 1.0, 0.01, label="Gap rule: gap <"),
+    Setting("amb_max", 0.45, "gate", "ASK when Amb exceeds this (seed 002: 0.45).",
+            0.0, 1.0, 0.01, label="Ambiguity >"),
+    Setting("incompleteness_max", 0.0, "gate",
+            "ASK when I(q) = |missing| / (|known| + |missing|) exceeds this (seed 002 Eq. 21: τ_i).",
+            0.0, 1.0, 0.01, label="Incompleteness I(q) >"),
+    Setting("sufficiency_min", 0.30, "gate",
+            "ABSTAIN when Sufficiency(Q,E) < τ and no condition decides the answer (seed 000: τ).",
+            0.0, 1.0, 0.01, label="Sufficiency <"),
+    _rule("conflict_topic", "Rule: topic conflict → ASK",
+          "Seed 002 rule 1. Off by default: on diverse KBs the top passages differ in topic without conflicting.",
+          default=False),
+    _rule("conflict_nli", "Rule: NLI conflict → ASK", "Top passages contradict each other."),
+    _rule("low_retrieval", "Rule: low Conf & Coverage → ABSTAIN", "Seed 002 rule 2: the topic is absent from the KB."),
+    _rule("score_gap", "Rule: weak, flat scores → ABSTAIN", "Seed 004 layer 1: an uncertain match.", default=False),
+    _rule("ambiguity", "Rule: ambiguity → ASK", "Seed 002 rule 3."),
+    _rule("conditions_failed", "Rule: a condition fails → ANSWER (no)",
+          "The user's facts contradict a required condition: the rule's negative answer."),
+    _rule("missing_variables", "Rule: missing variables → ASK", "Seed 002 Eq. 21: I(q) > τ_i."),
+    _rule("answer_type", "Rule: answer type absent → ABSTAIN",
+          "The question asks for a date/amount/person/place and no such value is in the evidence."),
+    _rule("low_sufficiency", "Rule: low sufficiency → ABSTAIN", "Seed 000: evidence does not entail the claim."),
+)
+
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+def defaults() -> dict[str, Any]:
+    return {s.name: s.default for s in SETTINGS}
+
+
+def resolve(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults with ``overrides`` applied; unknown names and bad values raise ValueError."""
+    values = defaults()
+    for name, value in (overrides or {}).items():
+        if name not in BY_NAME:
+            raise ValueError(f"unknown setting {name!r}; known: {', '.join(BY_NAME)}")
+        values[name] = BY_NAME[name].coerce(value)
+    return values
+
+
+def parse_assignments(items: Iterable[str]) -> dict[str, Any]:
+    """``["top_k=8", "amb_max=0.5"]`` → checked values (for the CLI's ``--set``)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set takes name=value, not {item!r}")
+        name = name.strip()
+        if name not in BY_NAME:
+            raise ValueError(f"unknown setting {name!r}; known: {', '.join(BY_NAME)}")
+        out[name] = BY_NAME[name].coerce(value.strip())
+    return out
+
+
+def for_stage(values: Mapping[str, Any], stage: str) -> dict[str, Any]:
+    """The values that affect ``stage`` (its cache key)."""
+    return {s.name: values[s.name] for s in SETTINGS if s.stage == stage}
+
+
+def gate_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return for_stage(values, "gate")
+
+
+def save_preset(values: Mapping[str, Any], path: str | Path) -> None:
+    """Write every setting to a preset JSON file (loadable by the UI and ``--preset``)."""
+    data = {"kind": "answerability-workbench-preset", "version": 1,
+            "settings": {k: v for k, v in values.items() if k in BY_NAME}}
+    Path(path).write_text(json.dumps(data, indent=2))
+
+
+def load_preset(path: str | Path) -> dict[str, Any]:
+    """Read a preset JSON file into checked settings (defaults fill the rest)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read preset {path}: {exc}") from None
+    settings = data.get("settings", data) if isinstance(data, dict) else None
+    if not isinstance(settings, dict):
+        raise ValueError(f"preset {path} has no 'settings' object")
+    return resolve(settings)
+
+
+def markdown_table() -> str:
+    """The settings reference for the README and the UI's help."""
+    rows = ["| name | stage | default | range | what it does |", "|---|---|---|---|---|"]
+    for s in SETTINGS:
+        rng = "/".join(s.choices) if s.choices else ("on/off" if s.kind == "bool" else f"{s.low}–{s.high}")
+        rows.append(f"| `{s.name}` | {s.stage} | {s.default} | {rng} | {s.help} |")
+    return "\n".join(rows)

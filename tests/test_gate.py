@@ -1,0 +1,104 @@
+"""The gate is a pure function of signals and thresholds: rule order, switches, comparisons."""
+import json
+
+import pytest
+
+from core import models, settings
+from core.gate import RULE_NAMES, decide
+from core.types import Decision, Trace, from_dict, to_dict
+from tests.factories import signals, trace
+
+
+def test_clear_question_is_answered_by_default_rule():
+    d = decide(trace())
+    assert d.action == "ANSWER" and d.rule == "default_answer"
+    assert [r.name for r in d.rules if r.name in RULE_NAMES] == list(RULE_NAMES)
+
+
+@pytest.mark.parametrize("overrides, action, rule", [
+    ({"confidence": 0.1, "coverage": 0.1}, "ABSTAIN", "low_retrieval"),
+    ({"ambiguity": 1.0}, "ASK", "ambiguity"),
+    ({"incompleteness": 0.5, "n_missing": 1, "condition_outcome": "undetermined"}, "ASK", "missing_variables"),
+    ({"n_contradicted": 1, "condition_outcome": "failed", "incompleteness": 0.5}, "ANSWER", "conditions_failed"),
+    ({"sufficiency": 0.05}, "ABSTAIN", "low_sufficiency"),
+    ({"answer_type_found": 0.0}, "ABSTAIN", "answer_type"),
+    ({"nli_conflict": 0.99}, "ASK", "conflict_nli"),
+])
+def test_each_rule_fires_on_its_signal(overrides, action, rule):
+    d = decide(trace(signals(**overrides)))
+    assert (d.action, d.rule) == (action, rule)
+    fired = [r for r in d.rules if r.fired]
+    assert len(fired) == 1 and fired[0].name == rule
+
+
+def test_low_confidence_alone_does_not_abstain():
+    # Seed 002 rule 2 needs both Conf and Coverage low.
+    assert decide(trace(signals(confidence=0.1, coverage=0.9))).action == "ANSWER"
+
+
+def test_priority_conflict_before_retrieval_before_ambiguity():
+    s = signals(nli_conflict=0.99, confidence=0.1, coverage=0.1, ambiguity=1.0)
+    assert decide(trace(s)).rule == "conflict_nli"
+    assert decide(trace(s), {"rule_conflict_nli": False}).rule == "low_retrieval"
+    assert decide(trace(s), {"rule_conflict_nli": False, "rule_low_retrieval": False}).rule == "ambiguity"
+
+
+def test_moving_a_threshold_across_the_signal_flips_the_action():
+    t = trace(signals(ambiguity=0.5))
+    assert decide(t, {"amb_max": 0.45}).action == "ASK"
+    assert decide(t, {"amb_max": 0.55}).action == "ANSWER"
+
+
+def test_satisfied_conditions_answer_yes_even_with_low_sufficiency():
+    s = signals(sufficiency=0.05, condition_outcome="satisfied", n_conditions=2)
+    d = decide(trace(s))
+    assert (d.action, d.answer_polarity) == ("ANSWER", "yes")
+
+
+def test_failed_condition_answers_no():
+    s = signals(condition_outcome="failed", n_contradicted=1, n_conditions=2, incompleteness=0.3, n_missing=1)
+    d = decide(trace(s))
+    assert (d.action, d.rule, d.answer_polarity) == ("ANSWER", "conditions_failed", "no")
+
+
+def test_no_passages_abstains():
+    d = decide(trace(with_passage=False))
+    assert (d.action, d.rule) == ("ABSTAIN", "no_passages")
+
+
+def test_every_comparison_reports_its_numbers():
+    d = decide(trace(signals(confidence=0.2, coverage=0.1)), {"conf_min": 0.35})
+    rule = next(r for r in d.rules if r.name == "low_retrieval")
+    conf = rule.comparisons[0]
+    assert (conf.signal, conf.op, conf.value, conf.threshold, conf.holds) == ("confidence", "<", 0.2, 0.35, True)
+
+
+def test_disabled_rule_is_reported_but_never_fires():
+    d = decide(trace(signals(ambiguity=1.0)), {"rule_ambiguity": False})
+    amb = next(r for r in d.rules if r.name == "ambiguity")
+    assert not amb.enabled and not amb.fired and d.action == "ANSWER"
+
+
+def test_decide_makes_no_model_call(monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("decide() called a model")
+    monkeypatch.setattr(models, "get_embedder", boom)
+    monkeypatch.setattr(models, "get_spacy", boom)
+    before = dict(models.CALLS)
+    for amb in (0.1, 0.5, 0.9):
+        decide(trace(signals(ambiguity=0.6)), {"amb_max": amb})
+    assert models.CALLS == before
+
+
+def test_trace_and_decision_round_trip_through_json():
+    t = trace(signals(ambiguity=0.6))
+    again = from_dict(Trace, json.loads(json.dumps(to_dict(t))))
+    assert again == t
+    d = decide(t)
+    assert from_dict(Decision, json.loads(json.dumps(to_dict(d)))) == d
+
+
+def test_every_gate_rule_has_a_switch_and_every_threshold_is_declared():
+    for name in RULE_NAMES:
+        assert f"rule_{name}" in settings.BY_NAME
+    assert set(settings.gate_values(settings.defaults())) >= {"conf_min", "coverage_min", "amb_max"}
