@@ -1,0 +1,146 @@
+"""The NLI role: a 3-way cross-encoder that scores (premise, hypothesis) pairs.
+
+Any local sequence-classification directory with the three labels works (the project
+trains its own: ``python scripts/train_nli.py``); the label order is read from the
+model's ``config.id2label``, never assumed. Weights load once per process in float32 on
+CPU. Results are cached per pair, so re-checking a condition or a passage costs nothing.
+Models trained on short SNLI captions judge long passages poorly, so ``best_sentence``
+scores a hypothesis against each sentence (and each pair of neighbouring sentences) and
+keeps the best one.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from core import models
+from core.types import NLI_LABELS, NliScores
+
+MAX_LENGTH = 256
+CACHE_SIZE = 50_000
+
+
+@dataclass
+class NliModel:
+    """A loaded cross-encoder, the position of each label in its logits, and its pair cache."""
+    tokenizer: Any
+    model: Any
+    label_index: dict[str, int]
+    source: str
+    cache: OrderedDict = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def get_nli() -> NliModel:
+    """The NLI model of ``core.models.role_source("nli")``, loaded on first use."""
+    return models._cached("nli", _load)
+
+
+def _load() -> NliModel:
+    source = models.role_source("nli")
+    if not Path(source).is_dir():
+        raise models.ModelUnavailable(
+            f"NLI model directory {source} does not exist: train it with `python scripts/train_nli.py` "
+            f"(writes models/nli-minilm-l6-snli), or point the AW_NLI environment variable at a local "
+            f"3-way NLI cross-encoder directory")
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        model = AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
+    except (OSError, ValueError) as exc:
+        raise models.ModelUnavailable(f"NLI model directory {source} cannot be loaded ({exc}); it needs "
+                                      "config.json, weights and tokenizer files as written by save_pretrained") from None
+    model.to("cpu").eval()
+    labels = {int(i): str(name).lower() for i, name in model.config.id2label.items()}
+    label_index = {name: i for i, name in labels.items()}
+    if sorted(label_index) != sorted(NLI_LABELS):
+        raise models.ModelUnavailable(
+            f"NLI model in {source} has labels {sorted(labels.values())} in config.id2label; it needs exactly "
+            f"{', '.join(NLI_LABELS)} (edit id2label in its config.json if they are named otherwise)")
+    return NliModel(tokenizer, model, label_index, source)
+
+
+def predict(pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[NliScores]:
+    """Label probabilities for each (premise, hypothesis) pair, in order.
+
+    One call counts once in ``core.models.CALLS["nli"]`` (an empty list is no call); pairs
+    already scored come from the cache and repeated pairs are scored once.
+    """
+    pairs = [_check_pair(p) for p in pairs]
+    if not pairs:
+        return []
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    models.CALLS["nli"] += 1
+    nli = get_nli()
+    with nli.lock:
+        todo = sorted({p for p in pairs if p not in nli.cache}, key=lambda p: (len(p[0]) + len(p[1]), p))
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            for pair, scores in zip(batch, _score(nli, batch)):
+                nli.cache[pair] = scores
+        results = []
+        for pair in pairs:
+            nli.cache.move_to_end(pair)
+            results.append(nli.cache[pair])
+        while len(nli.cache) > CACHE_SIZE:
+            nli.cache.popitem(last=False)
+    return results
+
+
+def _check_pair(pair) -> tuple[str, str]:
+    if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+        raise ValueError(f"predict() takes (premise, hypothesis) pairs of strings, got {pair!r}")
+    return pair[0], pair[1]
+
+
+def _score(nli: NliModel, batch: list[tuple[str, str]]) -> list[NliScores]:
+    import torch
+    encoded = nli.tokenizer([p for p, _ in batch], [h for _, h in batch], padding=True, truncation=True,
+                            max_length=MAX_LENGTH, return_tensors="pt")
+    with torch.inference_mode():
+        probs = torch.softmax(nli.model(**encoded).logits.float(), dim=-1).tolist()
+    idx = nli.label_index
+    return [NliScores(entailment=row[idx["entailment"]], neutral=row[idx["neutral"]],
+                      contradiction=row[idx["contradiction"]]) for row in probs]
+
+
+def best_sentence(sentences: Sequence[str], hypothesis: str) -> tuple[int, NliScores]:
+    """The sentence (or start of a two-sentence window) that best entails ``hypothesis``, and its scores."""
+    return best_sentences([sentences], [hypothesis])[0]
+
+
+def best_sentences(passages: Sequence[Sequence[str]], hypotheses: Sequence[str],
+                   batch_size: int = 32) -> list[tuple[int, NliScores]]:
+    """``best_sentence`` for many (passage, hypothesis) pairs in one ``predict`` call.
+
+    A condition or an answer can span two sentences, so each window of two neighbouring
+    sentences is scored as well; a window's index is that of its first sentence. Ties go
+    to the earlier candidate, single sentences before windows.
+    """
+    if len(passages) != len(hypotheses):
+        raise ValueError(f"best_sentences() needs one hypothesis per passage: got {len(passages)} passages "
+                         f"and {len(hypotheses)} hypotheses")
+    plans = []
+    pairs: list[tuple[str, str]] = []
+    for sentences, hypothesis in zip(passages, hypotheses):
+        if isinstance(sentences, str):
+            raise ValueError("pass each passage as a list of sentences, not one string")
+        sentences = list(sentences)
+        if not sentences:
+            raise ValueError("a passage has no sentences: pass at least one sentence to score the hypothesis against")
+        candidates = [(i, s) for i, s in enumerate(sentences)]
+        candidates += [(i, f"{sentences[i]} {sentences[i + 1]}") for i in range(len(sentences) - 1)]
+        plans.append((len(pairs), [i for i, _ in candidates]))
+        pairs += [(text, hypothesis) for _, text in candidates]
+    scores = predict(pairs, batch_size=batch_size)
+    results = []
+    for offset, starts in plans:
+        own = scores[offset:offset + len(starts)]
+        best = max(range(len(own)), key=lambda k: (own[k].entailment, -k))
+        results.append((starts[best], own[best]))
+    return results

@@ -1,0 +1,673 @@
+"""Numeric checks of conditions that state quantities: ages, durations, money, hours, counts, years.
+
+An SNLI-trained model does no arithmetic: "I am 67" against "the applicant is over 65"
+comes out neutral, and "fourteen months" against "at least two years" is a coin toss.
+This module reads each number with its unit and relation words ("at least", "or over",
+"between X and Y"), turns condition and fact into intervals and compares them, so such
+a condition is decided by arithmetic the trace can show ("14 months < 24 months required").
+Pure regular expressions: fast, deterministic, no model.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import date
+
+KINDS = ("age", "duration", "money", "hours", "count", "year", "number")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number read from text, in normalised units.
+
+    ``value``: ages in years, durations in months, money as the amount written (``unit`` says
+    the currency and period, e.g. "£/week"), hours as written ("hours/week"), counts as a
+    number of ``unit`` (a singular noun such as "child"), years as a (fractional) year.
+    ``relation`` is how the text bounds the value (>=, >, <=, <, ==); ``subject`` says whose
+    age or count it is: "" for the user, or "child" / "partner".
+    """
+    value: float
+    kind: str
+    unit: str
+    relation: str = "=="
+    span: tuple[int, int] = (0, 0)
+    subject: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class NumericCheck:
+    """The arithmetic verdict on one condition: which fact decided it and why."""
+    status: str  # established | contradicted
+    fact: str
+    condition_quantity: Quantity
+    fact_quantity: Quantity
+    explanation: str
+
+
+# --- vocabulary -----------------------------------------------------------------------
+
+_ONES = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000}
+_WORD = r"\b(?:" + "|".join(sorted([*_ONES, *_TENS, *_SCALES, "dozen"], key=len, reverse=True)) + r")\b"
+_WORDS = (rf"{_WORD}(?:(?:\s+|-){_WORD}"
+          rf"|(?:(?<=hundred)|(?<=thousand)|(?<=million))\s+and\s+{_WORD})*")
+_TIME = r"(?:years?|yrs?|months?|weeks?|wks?|days?|decades?|fortnights?)"
+
+_NUMBER = re.compile(
+    rf"(?<![\w.,])(?:(?P<digits>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    rf"(?P<suffix>k|m|bn|st|nd|rd|th)?|(?P<words>{_WORDS})"
+    rf"|(?P<half>half\s+an?)(?=\s+{_TIME}\b)|(?P<article>an?)(?=\s+{_TIME}\b)|(?P<couple>a\s+couple\s+of))"
+    rf"(?P<andhalf>\s+and\s+a\s+half)?(?!\w)", re.I)
+
+# Months per unit (durations) and years per unit (ages).
+_MONTHS = {"year": 12.0, "yr": 12.0, "month": 1.0, "week": 12 / 52.1775, "wk": 12 / 52.1775,
+           "day": 12 / 365.25, "decade": 120.0, "fortnight": 24 / 52.1775}
+# Periods of money/hours amounts that convert into each other (per year).
+_PER_YEAR = {"week": 52.0, "fortnight": 26.0, "month": 12.0, "year": 1.0}
+_PERIOD_WORDS = {"weekly": "week", "fortnightly": "fortnight", "monthly": "month", "yearly": "year",
+                 "annually": "year", "annum": "year", "yr": "year", "wk": "week", "daily": "day",
+                 "hourly": "hour", "pa": "year", "pw": "week", "pcm": "month"}
+_CURRENCY = {"£": "£", "pound": "£", "pounds": "£", "quid": "£", "gbp": "£", "$": "$", "dollar": "$",
+             "dollars": "$", "usd": "$", "€": "€", "euro": "€", "euros": "€", "eur": "€"}
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
+                "september", "october", "november", "december")
+_MONTH_RE = r"(?:" + "|".join(_MONTH_NAMES) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?"
+
+_RELATIONS = {
+    ">=": ("at least", "a minimum of", "minimum of", "no less than", "not less than", "no fewer than",
+           "not fewer than", "not under", "not below", "not younger than", "upwards of"),
+    ">": ("more than", "over", "above", "greater than", "older than", "longer than", "higher than",
+          "exceeding", "in excess of", "after", "just over", "over the age of", "above the age of"),
+    "<=": ("at most", "up to", "no more than", "not more than", "a maximum of", "maximum of",
+           "not exceeding", "not over", "not above", "no longer than", "no older than", "not older than",
+           "up until", "until", "by", "within"),
+    "<": ("less than", "under", "below", "fewer than", "younger than", "shorter than", "lower than",
+          "before", "nearly", "almost", "just under", "under the age of", "below the age of"),
+    "between": ("between", "from"),
+}
+_PHRASE_REL = {p: rel for rel, phrases in _RELATIONS.items() for p in phrases}
+_PRE = re.compile(r"(?:^|(?<=[^\w']))(?P<rel>" + "|".join(
+    re.escape(p).replace(r"\ ", r"\s+") for p in sorted(_PHRASE_REL, key=len, reverse=True)) + r")\s*$")
+_YEAR_ONLY = {"after", "before", "until", "up until", "by"}
+_POST_GE = re.compile(r"^\s*(?:(?:or|and)\s+(?:over|more|older|above|greater|longer|higher|upwards|after)\b|\+|plus\b)")
+_POST_LE = re.compile(r"^\s*(?:or|and)\s+(?:under|less|fewer|younger|below|lower|shorter|before|earlier)\b")
+_INVERT = {">=": "<", ">": "<=", "<=": ">", "<": ">="}
+
+_PERSON = {"child": "child", "children": "child", "kid": "child", "kids": "child", "son": "child",
+           "sons": "child", "daughter": "child", "daughters": "child", "baby": "child", "babies": "child",
+           "boy": "child", "girl": "child", "dependant": "child", "dependants": "child",
+           "partner": "partner", "spouse": "partner", "husband": "partner", "wife": "partner",
+           "i": "", "i'm": "", "me": "", "my": "", "you": "", "you're": "", "your": "", "applicant": "",
+           "applicants": "", "claimant": "", "employee": "", "worker": "", "tenant": "", "person": "",
+           "man": "", "woman": "", "driver": "", "drivers": "", "people": "", "resident": "", "student": ""}
+_COUNT_NOUNS = {"child": "child", "children": "child", "kid": "child", "kids": "child", "son": "child",
+                "sons": "child", "daughter": "child", "daughters": "child", "dependant": "child",
+                "dependants": "child", "dependent": "child", "dependents": "child",
+                "employee": "employee", "employees": "employee", "staff": "employee", "worker": "employee",
+                "workers": "employee", "people": "person", "persons": "person", "person": "person",
+                "adult": "adult", "adults": "adult", "bedroom": "bedroom", "bedrooms": "bedroom",
+                "room": "room", "rooms": "room", "vehicle": "vehicle", "vehicles": "vehicle",
+                "car": "vehicle", "cars": "vehicle", "property": "property", "properties": "property",
+                "pet": "pet", "pets": "pet", "dog": "dog", "dogs": "dog", "job": "job", "jobs": "job"}
+_NOT_COUNT = {"hours", "hrs", "times", "percent", "years", "months", "weeks", "days", "pounds", "dollars",
+              "euros", "less", "plus", "yes", "was", "has", "is", "this", "its", "his", "as", "us"}
+_COPULA = re.compile(r"(?:\b(?:is|are|am|be|was|were|been|being|turn(?:s|ed|ing)?|reach(?:es|ed|ing)?)"
+                     r"|'m|'re|'s)\s*$")
+_AGE_CUE = re.compile(r"\b(?:aged?|age\s+of|ages)\s*$")
+_PERSON_BEFORE = re.compile(r"\b(?:child|children|kids?|sons?|daughters?|bab(?:y|ies)|drivers?|people"
+                            r"|persons?|adults?|anyone|someone|applicants?|dependants?|partner|spouse)\s*$")
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+)?$")
+_NONE_OF = re.compile(r"\b(?:no|(?:don't|do\s+not|doesn't|does\s+not|haven't|have\s+not|hasn't|has\s+not)"
+                      r"\s+(?:have\s+|got\s+)?any)\s+(?P<noun>[a-z]+)\b")
+
+
+def _normalise(text: str) -> str:
+    """Lower case with curly quotes straightened (same length, so spans stay valid)."""
+    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u2013", "-").lower()
+
+
+def _words_value(words: str) -> float:
+    total = current = 0
+    for word in re.findall(r"[a-z]+", words):
+        if word == "and":
+            continue
+        if word in _ONES:
+            current += _ONES[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word in ("dozen", "hundred"):
+            current = (current or 1) * (12 if word == "dozen" else 100)
+        else:
+            total += (current or 1) * _SCALES[word]
+            current = 0
+    return float(total + current)
+
+
+def _singular(noun: str) -> str:
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
+    if noun.endswith(("ches", "shes", "sses", "xes")):
+        return noun[:-2]
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+# --- extraction -----------------------------------------------------------------------
+
+def extract(text: str) -> list[Quantity]:
+    """Every quantity in ``text``, in order.
+
+    "between X and Y" (and "from X to Y") gives two quantities, the bounds ``>=`` X and ``<=`` Y.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"extract() takes a string, not {type(text).__name__}")
+    low = _normalise(text)
+    found: list[Quantity] = []
+    consumed = 0
+    pending_upper = -1  # where the second bound of "between X and Y" is expected
+    for m in _NUMBER.finditer(low):
+        if m.start() < consumed:
+            continue
+        quantity, end = _read(text, low, m)
+        if quantity is None:
+            continue
+        consumed = end
+        if quantity.span[0] == pending_upper:
+            quantity = _replace(quantity, relation="<=")
+            if found[-1].kind == "number" and quantity.kind != "number":
+                found[-1] = _with_kind_of(found[-1], quantity)
+            elif quantity.kind == "number" and found[-1].kind != "number":
+                quantity = _with_kind_of(quantity, found[-1])
+            elif quantity.kind == found[-1].kind and "/" in quantity.unit and "/" not in found[-1].unit:
+                found[-1] = _replace(found[-1], unit=quantity.unit)  # "between £100 and £200 a week"
+            pending_upper = -1
+        elif quantity.relation == "between":
+            quantity = _replace(quantity, relation=">=")
+            joint = re.match(r"\s*(?:and|to|-)\s*", low[end:])
+            pending_upper = end + joint.end() if joint else -1
+        found.append(quantity)
+    for m in _NONE_OF.finditer(low):
+        noun = m.group("noun")
+        if noun in _COUNT_NOUNS:
+            found.append(Quantity(0.0, "count", _COUNT_NOUNS[noun], "==", (m.start(), m.end()),
+                                  text=text[m.start():m.end()]))
+    return sorted(found, key=lambda q: q.span)
+
+
+def _in_question(low: str, pos: int) -> bool:
+    """True when ``pos`` lies in a sentence that ends with a question mark."""
+    rest = re.search(r"[.!?\n]", low[pos:])
+    return bool(rest) and rest.group() == "?"
+
+
+def _replace(q: Quantity, **changes) -> Quantity:
+    return Quantity(**{**q.__dict__, **changes})
+
+
+def _with_kind_of(first: Quantity, second: Quantity) -> Quantity:
+    """The first bound of "between 16 and 19 years" takes the unit written after the second."""
+    scale = second.value / _raw_value(second) if _raw_value(second) else 1.0
+    return _replace(first, value=first.value * scale, kind=second.kind, unit=second.unit,
+                    subject=second.subject)
+
+
+def _raw_value(q: Quantity) -> float:
+    numbers = re.findall(r"\d+(?:\.\d+)?", q.text.replace(",", ""))
+    return float(numbers[0]) if numbers else (_words_value(_normalise(q.text)) or 0.0)
+
+
+def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
+    """Classify one number by its neighbours; returns the quantity and where its phrase ends."""
+    value, ordinal = _value(m)
+    start, end = m.start(), m.end()
+    before, after = low[:start], low[end:]
+    if ordinal:
+        birthday = re.match(r"\s*birthday\b", after)
+        if birthday:
+            subject = _subject(low, start, "")
+            end += birthday.end()
+            return Quantity(value, "age", "years", "==", (start, end), subject, text[start:end]), end
+        return None, end
+    if _is_day_of_month(before, after, value, m):
+        return None, end
+
+    currency = re.search(r"([£$€])\s*$", before) or re.search(r"\b(gbp|usd|eur)\s+$", before)
+    if currency:
+        start = currency.start()
+        before = low[:start]
+    word_currency = re.match(r"\s*(?:thousand\s+|million\s+)?(pounds?|quid|dollars?|euros?|gbp|usd|eur)\b", after)
+    rel, rel_start = _pre_relation(before)
+    negated = bool(_NEGATED.search(low[:rel_start]))
+
+    if currency or word_currency:
+        symbol = _CURRENCY[(currency or word_currency).group(1)]
+        scale = re.match(r"\s*(thousand|million|billion|k|m|bn)\b", after)
+        if m.group("suffix") in ("k", "m", "bn"):
+            value *= {"k": 1e3, "m": 1e6, "bn": 1e9}[m.group("suffix")]
+        elif scale:
+            value *= {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9}[scale.group(1)]
+            end += scale.end()
+        if word_currency:
+            end = m.end() + word_currency.end()
+        period, end = _period(low, end)
+        unit = f"{symbol}/{period}" if period else symbol
+        return _finish(text, low, value, "money", unit, rel, start, end, negated, "")
+
+    if m.group("suffix") in ("k", "m", "bn"):
+        return None, end
+    hours = re.match(r"\s*(?:hours?|hrs?)\b", after)
+    if hours:
+        period, end = _period(low, end + hours.end())
+        return _finish(text, low, value, "hours", f"hours/{period}" if period else "hours",
+                       rel, start, end, negated, "")
+
+    percent = re.match(r"\s*(?:%|per\s*cent\b|percent\b)", after)
+    if percent:
+        return _finish(text, low, value, "number", "%", rel, start, end + percent.end(), negated, "")
+
+    unit = re.match(rf"\s*-?\s*(?P<unit>{_TIME})\b(?P<old>\s*-?\s*old\b|\s+of\s+age\b)?", after)
+    if unit:
+        name = _singular(unit.group("unit"))
+        end += unit.end()
+        half = re.match(r"\s+and\s+a\s+half\b", low[end:])
+        if half:
+            value += 0.5
+            end += half.end()
+        is_age = bool(unit.group("old")) or bool(_AGE_CUE.search(low[:rel_start]))
+        if is_age:
+            years = value * _MONTHS[name] / 12
+            follower = re.match(r"\s*(\w+)", low[end:])
+            subject = _subject(low, start, follower.group(1) if follower else "")
+            return _finish(text, low, years, "age", "years", rel, start, end, negated, subject)
+        ago = re.match(r"\s+ago\b", low[end:])
+        if ago:
+            end += ago.end()
+        return _finish(text, low, value * _MONTHS[name], "duration", "months", rel, start, end, negated, "")
+
+    if m.group("digits") and len(m.group("digits")) == 4 and 1900 <= value <= 2100:
+        month = re.search(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+)?\b({_MONTH_RE})\s*(?:(\d{{1,2}})(?:st|nd|rd|th)?)?,?\s*$",
+                          before)
+        fraction = 0.0
+        if month:
+            index = next(i for i, name in enumerate(_MONTH_NAMES) if name.startswith(month.group(2)[:3]))
+            day = int(month.group(1) or month.group(3) or 1)
+            fraction = index / 12 + (day - 1) / 365.25
+            rel, rel_start = _pre_relation(low[:month.start()])
+            start = month.start()
+        return _finish(text, low, value + fraction, "year", "year", rel, start, end, negated, "")
+
+    if m.group("article") or m.group("half"):
+        return None, end
+    count = re.match(r"\s*(?:(?:or|and)\s+(?:more|over|fewer|less|under)\s+)?(?:([a-z-]+)\s+)?([a-z]+)\b", after)
+    if count:
+        noun = count.group(2) if count.group(1) and count.group(2) in _COUNT_NOUNS else (count.group(1) or count.group(2))
+        if noun in _COUNT_NOUNS or (noun.endswith("s") and len(noun) > 3 and noun not in _NOT_COUNT
+                                    and not noun.endswith("ss") and not re.match(r"\s*(?:or|and)\b", after)):
+            unit_name = _COUNT_NOUNS.get(noun, _singular(noun))
+            return _finish(text, low, value, "count", unit_name, _post_relation(after) or rel, start,
+                           end + count.end(), negated, "")
+
+    period, period_end = _period(low, end)
+    if period:  # "I earn about 120 a week": an amount without a currency, comparable with none
+        return _finish(text, low, value, "number", f"/{period}", rel, start, period_end, negated, "")
+    age_context = (_COPULA.search(low[:rel_start]) or _AGE_CUE.search(low[:rel_start])
+                   or (rel != "==" and _PERSON_BEFORE.search(low[:rel_start])))
+    if age_context and 0 < value < 130:
+        return _finish(text, low, value, "age", "years", rel, start, end, negated, _subject(low, start, ""))
+    return _finish(text, low, value, "number", "", rel, start, end, negated, "")
+
+
+def _value(m: re.Match) -> tuple[float, bool]:
+    """The number a match spells, and whether it is an ordinal ("15th")."""
+    if m.group("digits"):
+        value = float(m.group("digits").replace(",", ""))
+        ordinal = m.group("suffix") in ("st", "nd", "rd", "th")
+    elif m.group("words"):
+        value, ordinal = _words_value(m.group("words")), False
+    elif m.group("half"):
+        value, ordinal = 0.5, False
+    elif m.group("couple"):
+        value, ordinal = 2.0, False
+    else:
+        value, ordinal = 1.0, False
+    if m.group("andhalf"):
+        value += 0.5
+    return value, ordinal
+
+
+def _is_day_of_month(before: str, after: str, value: float, m: re.Match) -> bool:
+    if not m.group("digits") or value > 31 or "." in m.group("digits"):
+        return False
+    return bool(re.match(rf"\s*(?:of\s+)?{_MONTH_RE}\b", after) or re.search(rf"\b{_MONTH_RE}\s*$", before))
+
+
+def _pre_relation(before: str) -> tuple[str, int]:
+    """The relation phrase that ends right before a number, and where it starts."""
+    m = _PRE.search(before)
+    if not m:
+        return "==", len(before)
+    phrase = re.sub(r"\s+", " ", m.group("rel"))
+    return _PHRASE_REL[phrase] if phrase not in _YEAR_ONLY else f"year:{_PHRASE_REL[phrase]}", m.start("rel")
+
+
+def _post_relation(after: str) -> str:
+    if _POST_GE.match(after):
+        return ">="
+    if _POST_LE.match(after):
+        return "<="
+    return ""
+
+
+def _period(low: str, end: int) -> tuple[str, int]:
+    """The period after an amount ("a week", "per month", "weekly"), and where it ends."""
+    m = re.match(r"\s*(?:on\s+average\s+)?(?:(?:a|an|per|each|every|/|in\s+a)\s*(?P<unit>week|wk|fortnight|month|year|yr"
+                 r"|annum|day|hour)\b|(?P<word>weekly|fortnightly|monthly|yearly|annually|daily|hourly|p\.?a\b\.?|pw|pcm)\b)",
+                 low[end:])
+    if not m:
+        return "", end
+    name = m.group("unit") or m.group("word").replace(".", "")
+    return _PERIOD_WORDS.get(name, name), end + m.end()
+
+
+def _subject(low: str, start: int, follower: str) -> str:
+    """Whose age this is: a noun right after "N-year-old", else the nearest person word before it
+    (across sentences: in "I have two children. One is seven." the seven is a child's age)."""
+    if follower in _PERSON:
+        return _PERSON[follower]
+    for word in reversed(re.findall(r"[a-z']+", low[:start])):
+        if word in _PERSON:
+            return _PERSON[word]
+    return ""
+
+
+def _finish(text: str, low: str, value: float, kind: str, unit: str, rel: str, start: int, end: int,
+            negated: bool, subject: str) -> tuple[Quantity | None, int]:
+    """Settle the relation (a trailing "or over" counts; a negation inverts) and build the quantity."""
+    if rel.startswith("year:"):
+        rel = rel[5:] if kind == "year" else "=="
+    post = _post_relation(low[end:])
+    if post and rel == "==":
+        rel = post
+        end += re.match(r"\s*(?:\+|plus|(?:or|and)\s+\w+)", low[end:]).end()
+    if negated:
+        if rel not in _INVERT:
+            return None, end  # "I am not 65": says what the value is not, which bounds nothing
+        rel = _INVERT[rel]
+    return Quantity(value, kind, unit, rel, (start, end), subject, text[start:end]), end
+
+
+# --- comparison -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Interval:
+    lo: float = -math.inf
+    lo_closed: bool = False
+    hi: float = math.inf
+    hi_closed: bool = False
+
+    @classmethod
+    def of(cls, value: float, relation: str) -> "_Interval":
+        return {">=": cls(value, True), ">": cls(value, False), "<=": cls(hi=value, hi_closed=True),
+                "<": cls(hi=value, hi_closed=False)}.get(relation, cls(value, True, value, True))
+
+    def intersect(self, other: "_Interval") -> "_Interval":
+        lo, lo_closed = max((self.lo, self.lo_closed), (other.lo, other.lo_closed),
+                            key=lambda b: (b[0], not b[1]))
+        hi, hi_closed = min((self.hi, self.hi_closed), (other.hi, other.hi_closed),
+                            key=lambda b: (b[0], b[1]))
+        return _Interval(lo, lo_closed, hi, hi_closed)
+
+    def scaled(self, factor: float) -> "_Interval":
+        return _Interval(self.lo * factor, self.lo_closed, self.hi * factor, self.hi_closed)
+
+    def below(self, value: float, closed: bool) -> bool:
+        """Every point lies below a lower bound ``value`` (not reaching it, or touching an open one)."""
+        return self.hi < value or (self.hi == value and not (self.hi_closed and closed))
+
+    def above(self, value: float, closed: bool) -> bool:
+        return self.lo > value or (self.lo == value and not (self.lo_closed and closed))
+
+    def within(self, other: "_Interval") -> bool:
+        lo_ok = self.lo > other.lo or (self.lo == other.lo and (other.lo_closed or not self.lo_closed))
+        hi_ok = self.hi < other.hi or (self.hi == other.hi and (other.hi_closed or not self.hi_closed))
+        return lo_ok and hi_ok
+
+
+_STOP = set("""i i'm i've me my you your you're the a an and or of to in on at for by with from is am are was
+were be been being have has had having do does did not no this that these those it its here there
+least more than over under less at most up any some must should need will would can could may might
+also still only just now very about around year years month months week weeks day days old age aged
+time since ago currently continuous continuously full hour hours per weekly monthly yearly annually
+pound pounds dollar dollars euro euros average about""".split())
+_STEM_GROUPS = {
+    "reside": "live lived lives living reside resided resides residing resident residence residency moved "
+              "move moving stay stayed staying home settled",
+    "work": "work worked works working job employ employed employee employer employment service served "
+            "serving company firm contract hired",
+    "earn": "earn earns earned earning earnings income salary wage wages paid pay make makes making bring "
+            "brings gross net get gets got receive receives received",
+    "child": "child children kid kids son sons daughter daughters baby babies dependant dependants",
+    "study": "study studied studying student school college university course education",
+    "marry": "married marriage partner spouse husband wife",
+    "born": "born birth birthday",
+}
+_STEM = {w: group for group, words in _STEM_GROUPS.items() for w in words.split()}
+_START_WORDS = {"moved", "move", "arrived", "started", "start", "began", "begun", "joined", "since", "came",
+                "relocated", "settled", "hired", "emigrated", "from"}
+
+
+def _stems(text: str) -> set[str]:
+    out = set()
+    for word in re.findall(r"[a-z][a-z'-]*", _normalise(text)):
+        word = word.removesuffix("'s")
+        if word in _STOP or word in _ONES or word in _TENS:
+            continue
+        if word in _STEM:
+            out.add(_STEM[word])
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        out.add(word.rstrip("e"))
+    return out
+
+
+def _clause(text: str, span: tuple[int, int]) -> str:
+    """The words a quantity is about: its clause up to the quantity and two words after it
+    ("I have worked at my job for 3 years", "I am eight months pregnant")."""
+    bounds = [0] + [m.end() for m in re.finditer(r"[.;!?(]|,\s|\s-\s|\b(?:and|but)\s+(?=(?:i|i'm|i've|my|we|he|she|they"
+                                                 r"|it|you|your)\b)", text, re.I)] + [len(text)]
+    start = max(b for b in bounds if b <= span[0])
+    end = min((b for b in bounds if b > span[1]), default=len(text))
+    after = re.match(r"(?:\W*\w+){0,2}", text[span[1]:end])
+    return text[start:span[1] + after.end()]
+
+
+def _compat_key(q: Quantity) -> tuple[str, str, str]:
+    """Quantities compare only with the same key (money periods convert, so weekly ~ yearly)."""
+    unit = q.unit
+    if q.kind == "money" and "/" in unit:
+        currency, period = unit.split("/")
+        unit = f"{currency}/periodic" if period in _PER_YEAR else unit
+    return q.kind, q.subject, unit
+
+
+def _scale(q: Quantity) -> float:
+    """Factor that puts money on a per-year footing; 1 for everything else."""
+    if q.kind == "money" and "/" in q.unit and q.unit.split("/")[1] in _PER_YEAR:
+        return _PER_YEAR[q.unit.split("/")[1]]
+    return 1.0
+
+
+def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Interval]]:
+    """Each quantity a fact states, plus those it implies: a birth year gives an age, a start
+    year ("I moved here in 2019") a duration up to now."""
+    readings = []
+    for q in extract(fact):
+        if _in_question(fact, q.span[0]):
+            continue  # "Are you over 65? No" states nothing about the age
+        readings.append((q, _Interval.of(q.value * _scale(q), q.relation)))
+        if q.kind != "year" or q.relation not in ("==", ">="):
+            continue
+        words = set(re.findall(r"[a-z]+", _normalise(_clause(fact, q.span))))
+        year = math.floor(q.value)
+        if words & {"born", "birth"}:
+            age = _Interval(reference_year - year - 1, True, reference_year - year, True)
+            readings.append((_replace(q, kind="age", unit="years"), age))
+        elif words & _START_WORDS:
+            months = _Interval((reference_year - year - 1) * 12, False, (reference_year - year + 1) * 12, False)
+            readings.append((_replace(q, kind="duration", unit="months"), months))
+    return readings
+
+
+def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: int | None = None) -> NumericCheck | None:
+    """Decide ``condition`` by arithmetic on the user's ``facts``, or None when it cannot.
+
+    None when the condition states no quantity, when no fact states one of the same kind
+    (and subject: a child's age is not the user's), or when the fact's value straddles the
+    bound ("over 70" against "under 75"). Durations, amounts and years must be about the same
+    thing: the fact's clause shares a content word with the condition ("lived" for residence,
+    "work"/"service" for employment) or has no content word at all ("I've been here 2 years").
+    The fact with most shared words wins; a tie between facts that disagree gives None.
+    ``reference_year`` (default: this year) turns "I moved here in 2019" into a duration.
+    """
+    if not isinstance(condition, str):
+        raise TypeError(f"check() takes the condition as a string, not {type(condition).__name__}")
+    if isinstance(facts, str):
+        raise TypeError("check() takes a list of facts, not one string: wrap it as [fact]")
+    reference_year = reference_year or date.today().year
+    groups: dict[tuple[str, str, str], tuple[Quantity, _Interval]] = {}
+    for q in extract(condition):
+        key = _compat_key(q)
+        interval = _Interval.of(q.value * _scale(q), q.relation)
+        if key in groups:
+            groups[key] = (groups[key][0], groups[key][1].intersect(interval))
+        else:
+            groups[key] = (q, interval)
+    if not groups:
+        return None
+    verdicts = []
+    for key, (cond_q, cond_iv) in groups.items():
+        condition_stems = _stems(_clause(condition, cond_q.span))
+        verdict = _check_group(cond_q, cond_iv, key, condition_stems, facts, reference_year)
+        if verdict is None:
+            return None if not any(v.status == "contradicted" for v in verdicts) else verdicts[0]
+        if verdict.status == "contradicted":
+            return verdict
+        verdicts.append(verdict)
+    return verdicts[0]
+
+
+def _check_group(cond_q: Quantity, cond_iv: _Interval, key, condition_stems: set[str], facts,
+                 reference_year: int) -> NumericCheck | None:
+    candidates = []
+    for fact in facts:
+        for fact_q, fact_iv in _fact_readings(fact, reference_year):
+            if _compat_key(fact_q) != key:
+                continue
+            fact_stems = _stems(_clause(fact, fact_q.span))
+            overlap = len(condition_stems & fact_stems)
+            # Ages and counts already match on whose age / what is counted. Other amounts must
+            # share a content word with the condition, unless their clause has none at all
+            # ("I've been here 2 years"): a pregnancy's 5 months are not 26 weeks of work.
+            if cond_q.kind not in ("age", "count") and overlap == 0 and (fact_stems or cond_q.kind == "number"):
+                continue
+            candidates.append((overlap, fact, fact_q, fact_iv))
+    if not candidates:
+        return None
+    best = max(c[0] for c in candidates)
+    top = [c for c in candidates if c[0] == best]
+    outcomes = {_verdict(c[3], cond_iv) for c in top}
+    if len(outcomes) != 1 or None in outcomes:
+        return None
+    _, fact, fact_q, fact_iv = top[0]
+    status = outcomes.pop()
+    return NumericCheck(status, fact, cond_q, fact_q, _explain(status, fact_iv, cond_iv, cond_q))
+
+
+def _verdict(fact: _Interval, cond: _Interval) -> str | None:
+    if fact.within(cond):
+        return "established"
+    if fact.below(cond.lo, cond.lo_closed) or fact.above(cond.hi, cond.hi_closed):
+        return "contradicted"
+    return None
+
+
+def _explain(status: str, fact: _Interval, cond: _Interval, q: Quantity) -> str:
+    """E.g. "14 months < 24 months required", "67 years > 65 years required", "£180 a week > £150 a week limit"."""
+    factor = _scale(q)
+    unit = _display_unit(q, fact, cond)
+    shown = _show(fact.scaled(1 / factor), q, unit)
+    parts = []
+    if status == "contradicted":
+        if fact.below(cond.lo, cond.lo_closed):
+            op = "<" if fact.hi < cond.lo or not fact.hi_closed else "≤"
+            parts.append(f"{shown} {op} {_num(cond.lo / factor, q, unit)} required")
+        else:
+            op = ">" if fact.lo > cond.hi or not fact.lo_closed else "≥"
+            parts.append(f"{shown} {op} {_num(cond.hi / factor, q, unit)} limit")
+        return parts[0]
+    if cond.lo > -math.inf:
+        op = "=" if fact.lo == fact.hi == cond.lo else (">" if fact.lo > cond.lo else "≥")
+        parts.append(f"{shown} {op} {_num(cond.lo / factor, q, unit)} required")
+    if cond.hi < math.inf:
+        op = "=" if fact.lo == fact.hi == cond.hi else ("<" if fact.hi < cond.hi else "≤")
+        parts.append(f"{shown} {op} {_num(cond.hi / factor, q, unit)} limit")
+    return "; ".join(parts)
+
+
+def _display_unit(q: Quantity, fact: _Interval, cond: _Interval) -> str:
+    """Durations are shown in the largest unit both sides are whole in (years, months, else weeks)."""
+    if q.kind != "duration":
+        return ""
+    values = [v for v in (fact.lo, fact.hi, cond.lo, cond.hi) if math.isfinite(v)]
+    if all(abs(v / 12 - round(v / 12)) < 1e-6 for v in values):
+        return "years"
+    if all(abs(v - round(v)) < 1e-6 for v in values):
+        return "months"
+    return "weeks"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if abs(x - round(x)) < 0.05 else f"{x:,.1f}"
+
+
+def _num(value: float, q: Quantity, unit: str = "") -> str:
+    """A value in the quantity's own terms: "24 months", "£150 a week", "3 children", "1990"."""
+    if q.kind == "duration":
+        shown = _fmt({"years": value / 12, "months": value, "weeks": value / _MONTHS["week"]}[unit])
+        return f"{shown} {unit if shown != '1' else unit[:-1]}"
+    if q.kind == "age":
+        return f"{_fmt(value)} years"
+    if q.kind == "money":
+        currency, _, period = q.unit.partition("/")
+        amount = f"{value:,.2f}" if abs(value - round(value)) >= 0.005 else f"{value:,.0f}"
+        return f"{currency}{amount}" + (f" a {period}" if period else "")
+    if q.kind == "hours":
+        _, _, period = q.unit.partition("/")
+        return f"{_fmt(value)} hours" + (f" a {period}" if period else "")
+    if q.kind == "count":
+        noun = q.unit if value == 1 else {"child": "children", "person": "people",
+                                          "property": "properties"}.get(q.unit, q.unit + "s")
+        return f"{_fmt(value)} {noun}"
+    if q.kind == "year":
+        return str(math.floor(value)) if value == math.floor(value) else f"{value:.2f}"
+    return f"{_fmt(value)}{q.unit}"
+
+
+def _show(interval: _Interval, q: Quantity, unit: str) -> str:
+    if interval.lo == interval.hi:
+        return _num(interval.lo, q, unit)
+    if math.isfinite(interval.lo) and math.isfinite(interval.hi):
+        low, high = _num(interval.lo, q, unit), _num(interval.hi, q, unit)
+        if low.partition(" ")[2] == high.partition(" ")[2]:
+            low = low.partition(" ")[0]
+        return f"{low}–{high}"
+    if math.isfinite(interval.lo):
+        return f"{'at least' if interval.lo_closed else 'over'} {_num(interval.lo, q, unit)}"
+    return f"{'at most' if interval.hi_closed else 'under'} {_num(interval.hi, q, unit)}"

@@ -1,0 +1,218 @@
+"""Numeric condition checks: extraction of quantities and their arithmetic against user facts."""
+from __future__ import annotations
+
+import pytest
+
+from core.quantities import NumericCheck, Quantity, check, extract
+
+YEAR = 2025  # fixed reference year so "I moved here in 2019" has a known duration
+
+
+def only(text: str) -> Quantity:
+    found = extract(text)
+    assert len(found) == 1, f"expected one quantity in {text!r}, got {found}"
+    return found[0]
+
+
+# --- extraction -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, value, kind, unit, relation", [
+    ("The applicant is over 65.", 65, "age", "years", ">"),
+    ("be aged 65 or over", 65, "age", "years", ">="),
+    ("I am 67 years old and I live in Scotland.", 67, "age", "years", "=="),
+    ("I'm 64.", 64, "age", "years", "=="),
+    ("a 30 year old man", 30, "age", "years", "=="),
+    ("65 years of age or older", 65, "age", "years", ">="),
+    ("All drivers under 18 years old are banned", 18, "age", "years", "<"),
+    ("I celebrated my 25th birthday last week", 25, "age", "years", "=="),
+    ("have at least two years of continuous service", 24, "duration", "months", ">="),
+    ("I've been working here for fourteen months.", 14, "duration", "months", "=="),
+    ("have lived in Calvera for at least 3 years", 36, "duration", "months", ">="),
+    ("for over a year", 12, "duration", "months", ">"),
+    ("six months", 6, "duration", "months", "=="),
+    ("eighteen months", 18, "duration", "months", "=="),
+    ("twenty-one years", 252, "duration", "months", "=="),
+    ("a year and a half", 18, "duration", "months", "=="),
+    ("two and a half years", 30, "duration", "months", "=="),
+    ("I moved here two years ago", 24, "duration", "months", "=="),
+    ("no more than 6 months", 6, "duration", "months", "<="),
+    ("earn less than £150 a week", 150, "money", "£/week", "<"),
+    ("I earn £120 a week", 120, "money", "£/week", "=="),
+    ("earn on average at least £113 a week", 113, "money", "£/week", ">="),
+    ("I'm making about 200 pounds a week", 200, "money", "£/week", "=="),
+    ("I make £14,000", 14000, "money", "£", "=="),
+    ("up to $200,000", 200000, "money", "$", "<="),
+    ("a salary of £10k a year", 10000, "money", "£/year", "=="),
+    ("£2.5 million", 2_500_000, "money", "£", "=="),
+    ("work 16 hours a week or more", 16, "hours", "hours/week", ">="),
+    ("have 2 or more children", 2, "count", "child", ">="),
+    ("I have three kids", 3, "count", "child", "=="),
+    ("I have no children", 0, "count", "child", "=="),
+    ("fewer than 10 employees", 10, "count", "employee", "<"),
+    ("I moved here in 2019", 2019, "year", "year", "=="),
+    ("born before 1 January 1990", 1990, "year", "year", "<"),
+    ("at least 20% of the shares", 20, "number", "%", ">="),
+])
+def test_extract_reads_value_kind_unit_and_relation(text, value, kind, unit, relation):
+    q = only(text)
+    assert (q.value, q.kind, q.unit, q.relation) == (pytest.approx(value), kind, unit, relation)
+
+
+def test_span_and_text_point_at_the_phrase():
+    text = "I have been here for fourteen months now."
+    q = only(text)
+    assert text[q.span[0]:q.span[1]] == q.text == "fourteen months"
+
+
+def test_between_gives_two_bounds_with_the_shared_unit():
+    low, high = extract("be aged between 16 and 19")
+    assert (low.kind, low.value, low.relation) == ("age", 16, ">=")
+    assert (high.kind, high.value, high.relation) == ("age", 19, "<=")
+    low, high = extract("earn between £100 and £200 a week")
+    assert (low.unit, low.relation, high.unit, high.relation) == ("£/week", ">=", "£/week", "<=")
+    low, high = extract("for between 2 and 5 years")
+    assert (low.value, high.value) == (24, 60) and low.kind == high.kind == "duration"
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("have a child under 5", "child"),
+    ("My son is 3", "child"),
+    ("a 3-year-old son", "child"),
+    ("my partner is 70", "partner"),
+    ("I am a 45 year old woman with a single child", ""),
+])
+def test_age_subject_separates_the_user_from_others(text, subject):
+    assert only(text).subject == subject
+
+
+def test_age_after_a_sentence_about_children_is_a_childs():
+    ages = [q for q in extract("I have two children.  One is seven and one is two.") if q.kind == "age"]
+    assert [(q.value, q.subject) for q in ages] == [(7, "child"), (2, "child")]
+
+
+def test_two_ages_in_one_fact_belong_to_their_own_subjects():
+    child, me = extract("My son is 3 and I am 40")
+    assert (child.value, child.subject) == (3, "child") and (me.value, me.subject) == (40, "")
+
+
+@pytest.mark.parametrize("text", ["The office opens on Monday.", "I live in Scotland.", "Someone called."])
+def test_no_quantity_where_none_is_stated(text):
+    assert extract(text) == []
+
+
+def test_ordinals_and_dates_are_not_counts_or_ages():
+    found = extract("the 15th week before 6 April 2017")
+    assert [(q.kind, q.value) for q in found] == [("year", pytest.approx(2017.26, abs=0.01))]
+
+
+def test_from_to_is_a_range_and_questions_still_yield_quantities():
+    low, high = extract("aged from 16 to 19")
+    assert (low.relation, high.relation, low.kind, high.kind) == (">=", "<=", "age", "age")
+    assert only("Are you aged 65 or over?").relation == ">="  # a condition may be written as a question
+
+
+def test_negated_relation_is_inverted():
+    assert only("I'm not over 65").relation == "<="
+
+
+def test_extract_rejects_non_text():
+    with pytest.raises(TypeError, match="string"):
+        extract(65)
+
+
+# --- checks ---------------------------------------------------------------------------
+
+def test_issue_example_age_over_65_is_established():
+    result = check("The applicant is over 65.", ["I am 67 years old and I live in Scotland."])
+    assert isinstance(result, NumericCheck)
+    assert result.status == "established"
+    assert result.fact == "I am 67 years old and I live in Scotland."
+    assert result.explanation == "67 years > 65 years required"
+
+
+def test_issue_example_service_of_fourteen_months_is_contradicted():
+    result = check("The employee has at least two years of continuous service.",
+                   ["I've been working here for fourteen months."])
+    assert result.status == "contradicted"
+    assert result.explanation == "14 months < 24 months required"
+    assert result.fact_quantity.text == "fourteen months"
+
+
+@pytest.mark.parametrize("condition, facts, status", [
+    ("be aged 65 or over", ["I'm 64."], "contradicted"),
+    ("be aged 65 or over", ["I'm 65."], "established"),
+    ("The applicant is over 65.", ["I'm 65."], "contradicted"),
+    ("be aged 65 or over", ["I was born in 1950."], "established"),
+    ("be over 65", ["I'm over 70"], "established"),
+    ("earn less than £150 a week", ["I earn £120 a week"], "established"),
+    ("earn less than £150 a week", ["I earn £9,000 a year"], "contradicted"),
+    ("earn on average at least £113 a week", ["I bring in £192 weekly as a barber."], "established"),
+    ("have lived in Calvera for at least 3 years", ["I moved here in 2019"], "established"),
+    ("have lived in Calvera for at least 3 years", ["I moved here in 2024"], "contradicted"),
+    ("have 2 or more children", ["I have three kids"], "established"),
+    ("have 2 or more children", ["I have no children"], "contradicted"),
+    ("have a child under 5", ["My son is 3 and I am 40"], "established"),
+    ("be aged between 16 and 19", ["I am 21."], "contradicted"),
+    ("be aged between 16 and 19", ["I am 17."], "established"),
+    ("born before 1 January 1990", ["I was born in 1985."], "established"),
+    ("work at least 16 hours a week", ["I work 20 hours a week"], "established"),
+    ("All drivers under 18 years old are banned", ["I celebrated my 25th birthday last week."], "contradicted"),
+    ("have worked for your employer for at least 26 weeks", ["I have worked at my job for three years."],
+     "established"),
+    ("The applicant is over 65.", ["I live in Fife.", "I turned 70 in May."], "established"),
+    ("have lived in Calvera for at least 3 years", ["I've been here for 5 years."], "established"),
+    ("earn at least £113 a week", ["I get £90 a week from my part-time job."], "contradicted"),
+])
+def test_check_status(condition, facts, status):
+    result = check(condition, facts, reference_year=YEAR)
+    assert result is not None, f"no numeric verdict for {condition!r} vs {facts!r}"
+    assert result.status == status, result.explanation
+
+
+@pytest.mark.parametrize("condition, facts", [
+    ("The applicant lives in Scotland.", ["I am 67"]),  # condition has no quantity
+    ("The applicant is over 65.", ["I live in Scotland."]),  # no fact has one
+    ("have a child under 5", ["I am 4 years old"]),  # the user's age is not the child's
+    ("be over 65", ["I'm over 60"]),  # straddles the bound: undecided
+    ("The applicant is over 65.", ["Are you over 65? No"]),  # a question states nothing
+    ("have worked here for 2 years", ["Have you worked here for 2 years? Yes"]),
+    ("earn at least £113 a week", ["I make £14,000"]),  # unknown period: not comparable
+    ("earn at least £113 a week", ["I earn $500 a week"]),  # other currency
+    ("be aged 65 or over", ["I have worked here for 70 months"]),  # duration is not age
+    ("have worked for your employer for at least 26 weeks", ["I am expecting my baby within 5 months."]),
+    ("born before 1990", ["I moved here in 2019."]),  # a move is not a birth
+    ("care for someone for at least 35 hours a week", ["I work 20 hours a week."]),
+    ("have savings of more than £16,000", ["I make £14,000"]),
+    ("have worked for your employer continuously for at least 26 weeks continuing into the 'qualifying week'"
+     " - the 15th week before the expected week of childbirth",
+     ["I am eight months pregnant and gave my job the correct notice."]),  # ShARC: pregnancy, not service
+    ("earn at least £113 a week", ["I usually earn about 120 a week."]),  # no currency: not comparable
+])
+def test_check_abstains_without_a_comparable_quantity(condition, facts):
+    assert check(condition, facts, reference_year=YEAR) is None
+
+
+def test_duration_fact_matching_the_condition_subject_wins():
+    facts = ["I have worked here for 5 years and I moved to Calvera two years ago."]
+    residence = check("have lived in Calvera for at least 3 years", facts, reference_year=YEAR)
+    assert residence.status == "contradicted" and residence.fact_quantity.text == "two years ago"
+    service = check("have worked for your employer for at least 3 years", facts, reference_year=YEAR)
+    assert service.status == "established" and service.fact_quantity.text == "5 years"
+
+
+def test_reference_year_decides_durations_from_a_start_year():
+    condition, facts = "have lived in Calvera for at least 3 years", ["I moved here in 2019"]
+    assert check(condition, facts, reference_year=2025).status == "established"
+    assert check(condition, facts, reference_year=2020).status == "contradicted"
+
+
+def test_explanations_name_both_sides_in_the_conditions_terms():
+    assert check("earn less than £150 a week", ["I earn £9,000 a year"]).explanation == \
+        "£173.08 a week > £150 a week limit"
+    assert check("have 2 or more children", ["I have no children"]).explanation == \
+        "0 children < 2 children required"
+
+
+def test_check_rejects_a_bare_string_of_facts():
+    with pytest.raises(TypeError, match="list of facts"):
+        check("be over 65", "I am 70")
