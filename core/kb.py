@@ -27,7 +27,7 @@ from core import models
 from core.settings import BY_NAME, resolve
 from core.types import Passage, Sentence, to_dict
 
-FORMAT_VERSION = 2  # bump when chunking or the stored layout changes: old indexes are rebuilt
+FORMAT_VERSION = 3  # bump when chunking or the stored layout changes: old indexes are rebuilt
 INDEX_DIR = ".index"
 SUFFIXES = (".txt", ".md", ".pdf", ".jsonl")
 EMBED_BATCH = 256  # passages per embed() call: the unit of progress and of crash-safety tests
@@ -409,6 +409,19 @@ class KnowledgeBase:
         self._dense = dense_index
         self._bm25 = bm25
         self._by_id = {p.id: i for i, p in enumerate(passages)}
+        self._graph = None
+
+    @property
+    def graph(self):
+        """The knowledge graph built with the index (seed 002 §6), loaded on first use."""
+        if self._graph is None:
+            from core.kg import KnowledgeGraph
+            try:
+                self._graph = KnowledgeGraph.load(self.folder / INDEX_DIR)
+            except (OSError, ValueError) as exc:
+                raise KnowledgeBaseError(f"the knowledge graph in {self.folder / INDEX_DIR} cannot be read "
+                                         f"({exc}): run `python -m core index {self.folder}`") from None
+        return self._graph
 
     # -- querying --
     def passage(self, passage_id: str) -> Passage:
@@ -494,6 +507,9 @@ class KnowledgeBase:
                                      + "\n".join(problems))
         embeddings, embedded = _embed_missing(passages, vectors, report)
 
+        from core.kg import GraphBuilder
+        graph = GraphBuilder(edge_min=config["kg_edge_min"]).run(passages, passage_vectors=embeddings,
+                                                                 progress=report)
         report(0, 1, "write")
         dense = _dense_index(embeddings, config["index_type"])
         reused_files = sum(e["reused"] for e in entries.values())
@@ -511,8 +527,9 @@ class KnowledgeBase:
             "files": {rel: {k: v for k, v in e.items() if k != "reused"} for rel, e in entries.items()},
             "counts": {"files": len(files), "documents": len(documents), "passages": len(passages)},
             "problems": problems, "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "stats": stats,
+            "knowledge_graph": to_dict(graph.stats),
         }
-        _write_index(folder, manifest, documents, passages, embeddings, dense)
+        _write_index(folder, manifest, documents, passages, embeddings, dense, graph)
         report(1, 1, "write")
         return cls.load(folder)
 
@@ -645,7 +662,7 @@ def _reusable(folder: Path, config: Mapping[str, Any], embedder: str) -> dict | 
 
 
 def _write_index(folder: Path, manifest: dict, documents: list[Document], passages: list[Passage],
-                 embeddings: np.ndarray, dense) -> None:
+                 embeddings: np.ndarray, dense, graph) -> None:
     """Write the whole index into a temp sibling, then swap it in with two renames."""
     import faiss
     final = folder / INDEX_DIR
@@ -658,6 +675,7 @@ def _write_index(folder: Path, manifest: dict, documents: list[Document], passag
             f.writelines(json.dumps(to_dict(p), ensure_ascii=False) + "\n" for p in passages)
         np.save(tmp / "embeddings.npy", embeddings)
         faiss.write_index(dense, str(tmp / "faiss.index"))
+        graph.save(tmp)
         _bm25([_indexed_text(p) for p in passages]).save(str(tmp / "bm25"), show_progress=False)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
         old = folder / f"{INDEX_DIR}.old-{uuid.uuid4().hex[:8]}"

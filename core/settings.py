@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 # Stages in pipeline order; a setting invalidates its own stage and every later one.
-STAGES = ("index", "retrieval", "claim", "nli", "variables", "signals", "gate")
+STAGES = ("index", "retrieval", "evidence", "claim", "nli", "variables", "kg", "signals", "gate")
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,25 @@ SETTINGS: tuple[Setting, ...] = (
             0, 5, 1, label="Chunk overlap (sentences)"),
     Setting("index_type", "flat", "index", "FAISS index: exact inner product (flat) or approximate HNSW for large KBs.",
             choices=("flat", "hnsw"), label="Dense index"),
+    Setting("kg_edge_min", 0.50, "index",
+            "τ_edge (seed 002 §6.2): a triple is kept when cos(triple sentence, source sentence) + "
+            "log(1+freq)·0.03 reaches this.", 0.0, 1.0, 0.01, label="KG edge validation τ_edge"),
     # --- retrieval ---
     Setting("top_k", 5, "retrieval", "Passages retrieved and analysed.", 1, 20, 1, label="Top-k"),
     Setting("fusion_alpha", 0.6, "retrieval",
             "Fused = α·dense cosine + (1−α)·BM25/max BM25 (seed 002 hybrid retrieval).",
             0.0, 1.0, 0.05, label="Fusion α (dense weight)"),
+    # --- pragmatic evidence (seed 003) ---
+    Setting("evidence_top_k", 3, "evidence", "Top passages the evidence selection reads.", 1, 10, 1,
+            label="Evidence: passages read"),
+    Setting("evidence_max_sentences", 4, "evidence", "At most this many evidence sentences are selected.",
+            1, 10, 1, label="Evidence: max sentences"),
+    Setting("evidence_min_alignment", 0.20, "evidence",
+            "M: selection stops when no sentence's mean alignment with the uncovered topics reaches this "
+            "(seed 003's 0.98 is on another scale).", 0.0, 1.0, 0.01, label="Evidence: alignment M"),
+    Setting("evidence_cover_min", 0.50, "evidence",
+            "A sentence covers a topic when lemma overlap or cosine reaches this.", 0.0, 1.0, 0.05,
+            label="Evidence: topic covered at"),
     # --- NLI ---
     Setting("entail_keep", 0.5, "nli",
             "Entailment filter (seed 001): a passage is kept when P(entail) of the claim by its best sentence ≥ this; "
@@ -92,6 +106,15 @@ SETTINGS: tuple[Setting, ...] = (
             0.0, 1.0, 0.05, label="Condition contradicted at"),
     Setting("max_conditions", 6, "variables", "At most this many conditions are read from the best passage.",
             1, 12, 1, label="Max conditions"),
+    # --- knowledge-graph subgraph (seed 002 §7) ---
+    Setting("kg_match_min", 0.55, "kg", "A question entity or the question itself matches a node at this cosine.",
+            0.0, 1.0, 0.01, label="KG: node match at"),
+    Setting("kg_max_triples", 12, "kg", "Triples kept in the subgraph, strongest first.", 1, 50, 1,
+            label="KG: triples kept"),
+    Setting("kg_relevance_min", 0.35, "kg", "A triple is kept when its sentence's cosine with the question reaches this.",
+            0.0, 1.0, 0.01, label="KG: triple relevance"),
+    Setting("kg_path_min", 0.60, "kg", "A path between query entities is complete when PathScore (Eq. 18) reaches this.",
+            0.0, 1.0, 0.01, label="KG: complete path at"),
     # --- signals ---
     Setting("conf_center", 0.40, "signals",
             "Conf = sigmoid((best dense cosine − center) / scale): the cosine at which Conf is 0.5.",
@@ -135,6 +158,11 @@ SETTINGS: tuple[Setting, ...] = (
     _rule("answer_type", "Rule: answer type absent → ABSTAIN",
           "The question asks for a date/amount/person/place and no such value is in the evidence."),
     _rule("low_sufficiency", "Rule: low sufficiency → ABSTAIN", "Seed 000: evidence does not entail the claim."),
+    _rule("kg_empty", "Rule: no KG node matched → ABSTAIN",
+          "Seed 002 §3.1: a topic with no graph nodes is unrecoverable. Off by default: on the sample KB "
+          "policy and contract text yields few entity nodes.", default=False),
+    _rule("kg_var", "Rule: ?var attached → ASK", "Seed 002 §6: a missing variable anchored in the graph is "
+          "recoverable by asking. Off by default (the variables rule already asks).", default=False),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -177,23 +205,35 @@ def gate_values(values: Mapping[str, Any]) -> dict[str, Any]:
     return for_stage(values, "gate")
 
 
-def save_preset(values: Mapping[str, Any], path: str | Path) -> None:
-    """Write every setting to a preset JSON file (loadable by the UI and ``--preset``)."""
+def preset_json(values: Mapping[str, Any]) -> str:
+    """Every setting as preset JSON (what the UI downloads and ``--preset`` reads)."""
     data = {"kind": "answerability-workbench-preset", "version": 1,
             "settings": {k: v for k, v in values.items() if k in BY_NAME}}
-    Path(path).write_text(json.dumps(data, indent=2))
+    return json.dumps(data, indent=2)
+
+
+def parse_preset(text: str | bytes, name: str = "preset") -> dict[str, Any]:
+    """Preset JSON → checked settings (defaults fill the rest); ValueError says what is wrong."""
+    try:
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read {name}: {exc}") from None
+    settings = data.get("settings", data) if isinstance(data, dict) else None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{name} has no 'settings' object")
+    return resolve(settings)
+
+
+def save_preset(values: Mapping[str, Any], path: str | Path) -> None:
+    Path(path).write_text(preset_json(values))
 
 
 def load_preset(path: str | Path) -> dict[str, Any]:
-    """Read a preset JSON file into checked settings (defaults fill the rest)."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = Path(path).read_bytes()
+    except OSError as exc:
         raise ValueError(f"cannot read preset {path}: {exc}") from None
-    settings = data.get("settings", data) if isinstance(data, dict) else None
-    if not isinstance(settings, dict):
-        raise ValueError(f"preset {path} has no 'settings' object")
-    return resolve(settings)
+    return parse_preset(text, f"preset {path}")
 
 
 def markdown_table() -> str:

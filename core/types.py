@@ -113,6 +113,7 @@ class Condition:
     scores: NliScores | None = None
     method: str = ""  # nli | numeric | history | "" (not checked)
     group: str = "all"  # all | any: how conditions of this passage combine
+    lead: str = ""  # the lead-in a bullet hangs from ("You can get it if you:")
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,104 @@ class Signals:
     n_missing: int
     n_contradicted: int
     condition_outcome: str
+    kg_matched: int = 0  # graph nodes the question reached
+    kg_path_score: float = 0.0  # seed 002 Eq. 18
+    kg_has_var: float = 0.0  # 1 when a ?var node is attached to an anchor
+
+
+# --- pragmatic evidence (seed 003) and the knowledge graph (seed 002 §6–7) ------------
+
+@dataclass(frozen=True)
+class EvidenceSentence:
+    """A chosen sentence; ``start``/``end`` index the passage's text (for safe highlighting)."""
+    passage_id: str
+    sentence: int  # index in the passage's sentences
+    text: str
+    score: float  # mean alignment with the topics remaining when it was chosen
+    topics: tuple[str, ...]  # the topics it covered
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class EvidenceStep:
+    """One iteration: what was still to cover, the reformulated query and the best candidate."""
+    iteration: int
+    remaining: tuple[str, ...]
+    query: str
+    passage_id: str  # "" when no sentence covers any remaining topic
+    sentence: int
+    text: str
+    score: float
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class MarkedPassage:
+    """A passage's full text, raw and with ``<evidence>`` tags (for a generator prompt; escape for HTML)."""
+    passage_id: str
+    text: str
+    marked: str
+    spans: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class EvidenceSelection:
+    topics: tuple[str, ...]
+    sentences: tuple[EvidenceSentence, ...]
+    steps: tuple[EvidenceStep, ...]
+    uncovered: tuple[str, ...]  # feed Coverage and the missing variables
+    passages: tuple[MarkedPassage, ...]
+    stop: str  # covered | below_threshold | max_sentences | no_topics | no_sentences
+
+
+@dataclass(frozen=True)
+class KgNode:
+    """An entity (``kind="entity"``) or a missing-variable placeholder (``kind="var"``)."""
+    id: str
+    label: str
+    kind: str
+    category: str
+    mentions: int = 0
+    passages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KgEdge:
+    """A validated triple (``relation`` a verb lemma, ``_prep`` appended for chains) or a ``requires`` edge."""
+    source: str
+    target: str
+    relation: str
+    weight: float
+    sem: float  # cosine of the triple sentence with its source, plus the frequency bonus
+    act: float  # extraction confidence, moved by decision reinforcement
+    sentence: str  # the source sentence of the best-grounded occurrence
+    passage_id: str
+    text: str = ""  # the triple rendered as a sentence (what was validated)
+    freq: int = 1  # passages the triple was extracted from
+    conf: float = 0.0  # initial confidence: 0.8 SVO, 0.7 verb–preposition–object
+
+
+@dataclass(frozen=True)
+class NodeMatch:
+    """A node the question reached: by a named entity, by the question's embedding or by a known variable."""
+    node: str
+    score: float
+    via: str  # entity | question | known
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    """What the question touches in the graph, as plain data; the gate reads the three flags."""
+    nodes: tuple[KgNode, ...]
+    edges: tuple[KgEdge, ...]
+    matched: tuple[NodeMatch, ...]
+    path: tuple[str, ...]  # node ids of the best path; its edges are among ``edges``
+    path_score: float  # seed Eq. 18 (one matched entity only: its strongest relevant edge)
+    n_matched: int
+    complete_path: bool  # path_score ≥ the path threshold
+    has_var: bool  # at least one ?var node is attached
+    unanchored: tuple[str, ...] = ()  # missing variables with no anchor close enough
 
 
 @dataclass(frozen=True)
@@ -156,10 +255,16 @@ class Trace:
     fallback: bool  # True when no passage passed the entailment filter and all were kept
     variables: VariableState
     signals: Signals
+    evidence: EvidenceSelection | None = None
+    subgraph: Subgraph | None = None
     kb: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)
+    stepback: StepBackRetrieval | None = None  # when step-back retrieval is on: both queries' lists
+    claim_rewrite: ClaimRewrite | None = None  # when LLM claim rewriting is on: its output and verdict
+    abduction: Abduction | None = None  # when the premises stage is on
+    warnings: tuple[str, ...] = ()  # configuration problems the run worked around (e.g. no generator URL)
 
     def kept_passages(self) -> tuple[RetrievedPassage, ...]:
         kept = {n.passage_id for n in self.nli if n.kept}
@@ -195,6 +300,141 @@ class Decision:
     reason: str
     rules: tuple[RuleResult, ...]
     answer_polarity: str = ""  # yes | no | "" for yes/no questions answered from conditions
+
+
+# --- generation (issue 5): generated texts, step-back, claim rewriting, premises, responses --
+
+@dataclass(frozen=True)
+class Generated:
+    """One generated text and where it came from.
+
+    ``backend`` is the backend that produced ``text`` ("template" when the fallback was
+    used); ``error`` is the warning that explains a fallback ("" when all went well).
+    """
+    text: str
+    backend: str
+    cached: bool = False
+    error: str = ""
+    seconds: float = 0.0
+
+    @property
+    def fell_back(self) -> bool:
+        return bool(self.error)
+
+
+@dataclass(frozen=True)
+class StepBack:
+    """The abstract question and where it came from (``source``: "rules" or a backend id)."""
+    question: str
+    abstract: str
+    source: str
+    generated: str = ""  # the generator's raw output, kept even when it was rejected
+    warning: str = ""
+
+
+@dataclass(frozen=True)
+class StepBackRetrieval:
+    """Both queries' retrieval side by side and the merged list the pipeline goes on with.
+
+    ``merged_from[i]`` says which query found ``merged[i]``: original, stepback or both.
+    """
+    stepback: StepBack
+    original: tuple[RetrievedPassage, ...]
+    abstract: tuple[RetrievedPassage, ...]
+    merged: tuple[RetrievedPassage, ...]
+    merged_from: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClaimRewrite:
+    """The claim to use, the rule claim it replaces, and the generator's output and verdict."""
+    claim: Claim
+    rule_claim: Claim
+    generated: str = ""
+    accepted: bool = False
+    warning: str = ""
+
+
+@dataclass(frozen=True)
+class Premise:
+    """A candidate missing premise with its validation numbers (seed 000).
+
+    ``origin``: generator | missing_variable | kg | claim. ``status``: rejected (the evidence
+    contradicts it), supported (the KB outside E entails it), about_user (only the user can
+    establish it), in_evidence (E itself entails it, so it bridges nothing new), unsupported.
+    """
+    text: str
+    origin: str
+    backend: str = "template"
+    variable: str = ""  # the missing condition it states (missing_variable premises)
+    entail: float = 0.0  # Entail(E, p)
+    contradiction: float = 0.0  # max P(contradiction) of p by an evidence sentence
+    evidence_passage: str = ""  # the evidence sentence that entails (or contradicts) p most
+    evidence_sentence: str = ""
+    retrieve: float = 0.0  # Retrieve(p): support outside E
+    support_passage: str = ""  # the passage outside E whose sentence entails p most
+    support_doc: str = ""
+    support_title: str = ""
+    support_sentence: str = ""
+    score: float = 0.0
+    status: str = "unsupported"
+
+
+@dataclass(frozen=True)
+class Abduction:
+    """The premises stage's result: every candidate (best first, rejected last), p* and what follows."""
+    triggered: bool
+    sufficiency: float
+    tau: float
+    candidates: tuple[Premise, ...] = ()
+    best: Premise | None = None
+    outcome: str = "not_needed"  # not_needed | answer | ask | abstain
+    ask_about: str = ""  # the missing condition to ask about (outcome ask)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def supported(self) -> bool:
+        return self.best is not None and self.best.status == "supported"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A passage an answer relies on, and the sentence (or condition) it relies on."""
+    passage_id: str
+    doc_id: str
+    title: str
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Response:
+    """What the user is told.
+
+    ``kind`` — ANSWER: extractive | polarity | premise | generated; ASK: condition | premise |
+    which_one | generated; ABSTAIN: topic_absent | fact_absent | already_asked.
+    ``backend`` — what wrote the text: "extractive", "rules" or a generator backend id.
+    ``statement`` — the assertion an ANSWER makes, which the grounding check tests ("" when
+    the answer follows from the conditions). ``target`` — ASK: the condition asked about;
+    ABSTAIN: the closest document.
+    """
+    action: str
+    text: str
+    kind: str
+    backend: str
+    citations: tuple[Citation, ...] = ()
+    answer: str = ""  # the bare answer: a span, "Yes"/"No", or the generated text
+    statement: str = ""
+    target: str = ""
+    warning: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """One answer-level check (seed 004 layers 2–3) as a gate rule shows it: fires when any comparison holds."""
+    name: str
+    fires: bool
+    comparisons: tuple[Comparison, ...]
+    detail: str
 
 
 # --- JSON round trip ------------------------------------------------------------------

@@ -1,0 +1,171 @@
+"""Question → claim, the hypothesis that NLI checks passages against (seed 001).
+
+Seed 001 found three recurring schemas when questions are rewritten as claims:
+existential ("There exists a person who …"), comparative ("One of X or Y is …")
+and conjunctive ("X and Y are both …"; decomposed into one sub-claim per
+entity). Yes/no questions become the plain statement ("I can get X."), and a
+statement (a ContractNLI hypothesis) is used as it is. Rule-based on the spaCy
+parse; deterministic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core import models
+from core.types import Claim
+
+WH_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
+# How a wh-word is phrased in the existential claim, and the answer's entity type.
+WH_TARGET = {
+    "who": ("a person who", "PERSON"), "whom": ("a person whom", "PERSON"),
+    "whose": ("a person whose", "PERSON"), "when": ("a time when", "DATE"),
+    "where": ("a place where", "PLACE"), "why": ("a reason why", ""),
+    "how much": ("an amount such that", "MONEY"), "how many": ("a number such that", "NUMBER"),
+    "how long": ("a duration such that", "DURATION"), "how old": ("an age such that", "NUMBER"),
+    "how": ("a way in which", ""), "what": ("something that", ""), "which": ("something that", ""),
+}
+# Copular questions ("How much is X?", "Where is X?") become "There exists <target> X".
+COPULA_TARGET = {"how much": "an amount for", "how many": "a number for", "how long": "a duration for",
+                 "how old": "an age for", "when": "a date for", "where": "a location for",
+                 "who": "information about who is", "what": "information about",
+                 "which": "information about", "why": "a reason for"}
+# Nouns after "what/which" that fix the answer type.
+NOUN_TYPE = {
+    "year": "DATE", "date": "DATE", "day": "DATE", "month": "DATE", "deadline": "DATE", "century": "DATE",
+    "town": "PLACE", "city": "PLACE", "country": "PLACE", "river": "PLACE", "place": "PLACE",
+    "village": "PLACE", "region": "PLACE", "county": "PLACE",
+    "amount": "MONEY", "cost": "MONEY", "price": "MONEY", "fee": "MONEY", "rate": "MONEY",
+    "number": "NUMBER", "age": "NUMBER", "population": "NUMBER",
+    "person": "PERSON", "engineer": "PERSON", "architect": "PERSON", "founder": "PERSON",
+    "author": "PERSON", "designer": "PERSON", "captain": "PERSON", "composer": "PERSON",
+}
+
+
+@dataclass(frozen=True)
+class ClaimBuilder:
+    """Build the claim (and sub-claims) for a question; stateless, so one instance serves all."""
+
+    def run(self, question: str) -> Claim:
+        text = " ".join(question.split())
+        if not text:
+            raise ValueError("the question is empty")
+        doc = models.parse([text])[0]
+        questions = [s for s in doc.sents if s.text.rstrip().endswith("?")]
+        if len(list(doc.sents)) > 1 and questions:
+            # "Can I get X? I am 70." — the claim comes from the question sentence.
+            doc = questions[-1].as_doc()
+            text = doc.text
+        tokens = [t for t in doc if not t.is_space]
+        first = tokens[0].lower_
+        fronted_prep = len(tokens) > 2 and tokens[0].pos_ == "ADP" and tokens[1].lower_ in WH_WORDS
+        is_question = text.endswith("?") or first in WH_WORDS or tokens[0].pos_ == "AUX" or fronted_prep
+        if not is_question:
+            return Claim(text=_sentence(text), schema="statement")
+        comparative = _comparative(doc)
+        if comparative:
+            return comparative
+        if first in WH_WORDS:
+            return _wh_claim(tokens)
+        if fronted_prep:
+            return _wh_claim(tokens[1:], preposition=tokens[0].lower_)
+        return _conjunctive(tokens) or Claim(text=_sentence(_declarative(tokens)), schema="polar")
+
+
+def _wh_claim(tokens, preposition: str = "") -> Claim:
+    """Seed 001's existential schema: "There exists a person who designed the bridge."."""
+    wh, start = tokens[0].lower_, 1
+    if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old"):
+        wh, start = f"how {tokens[1].lower_}", 2
+    target, answer_type = WH_TARGET[wh]
+    noun = ""
+    if wh in ("what", "which", "whose", "how many", "how much") and start < len(tokens) \
+            and tokens[start].pos_ in ("NOUN", "PROPN"):
+        noun = _join(tokens[start:start + 1])
+        answer_type = NOUN_TYPE.get(tokens[start].lemma_.lower(), answer_type)
+        start += 1
+        target = {"how many": f"a number of {noun} that", "how much": f"an amount of {noun} that",
+                  "whose": f"a person whose {noun}"}.get(wh, f"a {noun} that")
+    if preposition:
+        target = f"{target.rsplit(' ', 1)[0]} {preposition} which"
+    copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT"
+    if copula and not noun and wh in COPULA_TARGET:
+        subject = _join(tokens[start + 1:])
+        if wh in ("what", "which"):
+            # "What is the deadline for X?" → the head noun of the subject decides the type.
+            answer_type = next((NOUN_TYPE[t.lemma_.lower()] for t in tokens[start + 1:]
+                                if t.lemma_.lower() in NOUN_TYPE), answer_type)
+        return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
+                     wh=wh, answer_type=answer_type)
+    rest = _declarative(tokens[start:])
+    return Claim(text=_sentence(f"There exists {target} {rest}"), schema="existential",
+                 wh=wh, answer_type=answer_type)
+
+
+def _join(tokens) -> str:
+    """Tokens back to text with their original spacing, the question mark dropped."""
+    return "".join((_voice(t.text) if t.text != "?" else "") + t.whitespace_ for t in tokens).strip()
+
+
+def _declarative(tokens) -> str:
+    """Undo subject–auxiliary inversion: "was the bridge designed" → "the bridge was designed"."""
+    if not tokens:
+        return ""
+    lead = tokens[0]
+    if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
+        return _join(tokens)
+    # The subject runs from after the auxiliary to the first verb, adjective, adverb, or a
+    # determiner that starts a new noun phrase ("is the bridge | a listed building").
+    end = next((i for i, t in enumerate(tokens[2:], start=2)
+                if t.pos_ in ("VERB", "ADJ", "ADV")
+                or (t.pos_ == "DET" and tokens[i - 1].pos_ in ("NOUN", "PROPN"))), len(tokens))
+    subject = _join(tokens[1:end])
+    aux = lead.text.lower()
+    if subject.split(" ", 1)[0] == "I":
+        aux = {"are": "am", "were": "was"}.get(aux, aux)
+    return f"{subject} {aux} {_join(tokens[end:])}".strip()
+
+
+def _voice(word: str) -> str:
+    """Questions address the system ("you"); the claim speaks for the user ("I")."""
+    return {"i": "I", "you": "I", "your": "my"}.get(word.lower(), word) if word.lower() in ("i", "you", "your") else word
+
+
+def _sentence(text: str) -> str:
+    text = text.strip().rstrip("?.! ")
+    return text[:1].upper() + text[1:] + "." if text else text
+
+
+def _comparative(doc) -> Claim | None:
+    """"Which is longer, X or Y?" → "One of X or Y is longer." with a sub-claim per entity."""
+    degree = [t for t in doc if t.tag_ in ("JJR", "RBR", "JJS", "RBS")]
+    conj = next((t for t in doc if t.dep_ == "conj" and any(c.lower_ == "or" for c in t.head.children)), None)
+    if not degree or conj is None:
+        return None
+    cc = next(c for c in conj.head.children if c.lower_ == "or")
+    a = doc[conj.head.left_edge.i:cc.i].text.strip(" ,")
+    b = doc[conj.left_edge.i:conj.right_edge.i + 1].text.strip(" ,?")
+    predicate = degree[0].text if degree[0].tag_ in ("JJR", "RBR") else f"the {degree[0].text}"
+    return Claim(text=_sentence(f"One of {a} or {b} is {predicate}"), schema="comparative",
+                 sub_claims=(_sentence(f"There exists information about {a}"),
+                             _sentence(f"There exists information about {b}")),
+                 wh=doc[0].lower_ if doc[0].lower_ in WH_WORDS else "")
+
+
+def _conjunctive(tokens) -> Claim | None:
+    """"Are X and Y both Z?" → "X and Y are both Z." with sub-claims "X is Z.", "Y is Z."."""
+    if tokens[0].pos_ != "AUX":
+        return None
+    conj = next((t for t in tokens if t.dep_ == "conj" and any(c.lower_ == "and" for c in t.head.children)), None)
+    if conj is None:
+        return None
+    statement = _declarative(tokens)
+    doc = tokens[0].doc
+    cc = next(c for c in conj.head.children if c.lower_ == "and")
+    a = doc[conj.head.left_edge.i:cc.i].text.strip(" ,")
+    b = doc[conj.left_edge.i:conj.right_edge.i + 1].text.strip(" ,")
+    tail = statement.split(f"{b} ", 1)[1] if f"{b} " in statement else ""
+    tail = tail.split(" ", 1)[1] if " " in tail else ""  # drop the auxiliary
+    tail = tail.removeprefix("both ").removeprefix("all ")
+    copula = "is" if tokens[0].lemma_ == "be" else tokens[0].text.lower()
+    subs = (_sentence(f"{a} {copula} {tail}"), _sentence(f"{b} {copula} {tail}")) if tail else ()
+    return Claim(text=_sentence(statement), schema="conjunctive", sub_claims=subs)

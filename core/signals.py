@@ -1,0 +1,160 @@
+"""The numbers the gate reads (seed 002 §3.4–3.7, seed 004 layer 1, seed 000).
+
+Model-derived inputs (the question's parse, passage vectors, NLI scores) are
+computed once by the pipeline; ``SignalStage.run`` itself is pure arithmetic, so
+changing a signal setting never calls a model.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.types import Claim, PassageNli, RetrievedPassage, Signals, Subgraph, VariableState
+
+THIRD_PERSON = {"he", "she", "it", "they", "him", "her", "them", "his", "its", "their", "this", "that",
+                "these", "those", "one"}
+VAGUE = {"some", "several", "many", "few", "various", "certain", "stuff", "things", "thing", "somewhere",
+         "sometime", "lot", "much", "it"}
+COMPARE_WORDS = {"compare", "compared", "versus", "vs", "difference", "better", "worse", "more", "less"}
+WORD = re.compile(r"[a-z0-9]+")
+# Which spaCy entity labels satisfy each expected answer type. The small English model often
+# labels invented place names as PERSON or ORG ("Tessby"), so a place accepts any proper name.
+ANSWER_TYPE_LABELS = {
+    "PERSON": {"PERSON", "ORG"}, "DATE": {"DATE", "TIME"}, "PLACE": {"GPE", "LOC", "FAC", "ORG", "PERSON", "NORP"},
+    "MONEY": {"MONEY"}, "NUMBER": {"CARDINAL", "QUANTITY", "PERCENT", "MONEY", "DATE"},
+    "DURATION": {"DATE", "TIME", "QUANTITY", "CARDINAL"},
+}
+
+
+@dataclass(frozen=True)
+class QuestionFeatures:
+    """What the signals need from the question's spaCy parse (computed once)."""
+    terms: tuple[str, ...]  # non-stopword content terms (lower-cased forms and lemmas)
+    ambiguity: dict[str, float]
+
+
+def question_features(doc, has_context: bool) -> QuestionFeatures:
+    """Content terms and the five ambiguity heuristics of seed 002 §3.5 for a parsed question.
+
+    Each heuristic is in [0, 1] and Amb is their maximum, so any one of them can
+    trip the gate alone (the published mean of five tops out at 0.70 in practice).
+    """
+    words = [t for t in doc if not t.is_punct and not t.is_space]
+    entities = [e for e in doc.ents if e.label_ not in ("CARDINAL", "ORDINAL")]
+    proper = [t for t in words if t.pos_ == "PROPN"]
+    specific_nouns = [t for t in words if t.pos_ == "NOUN" and t.lower_ not in VAGUE]
+    named = bool(entities or proper)
+    terms = []
+    for t in words:
+        if t.is_stop or not t.is_alpha or len(t.text) < 3:
+            continue
+        terms.append(t.lower_)
+    pronouns = [t for t in words if t.lower_ in THIRD_PERSON and t.pos_ in ("PRON", "DET")
+                and not (t.lower_ == "it" and t.dep_ == "expl")]
+    # A demonstrative before a noun ("this item") refers to something only the user sees.
+    deictic = [t for t in pronouns if t.pos_ == "DET" and t.lower_ in ("this", "that", "these", "those")]
+    heur = {
+        "short_query": 1.0 if len(words) < 4 else 0.6 if (len(words) <= 5 and not named) else 0.0,
+        "dangling_pronoun": (0.0 if not pronouns else
+                             0.3 if (named or has_context) else
+                             0.6 if deictic and specific_nouns else 1.0),
+        "vague_quantifier": (0.0 if not any(t.lower_ in VAGUE and t.lower_ != "it" and
+                                            not (t.lower_ == "much" and t.i > 0 and doc[t.i - 1].lower_ == "how")
+                                            for t in words)
+                             else 0.2 if named else 0.5),
+        "no_named_entity": 0.0 if named else (0.3 if specific_nouns else 1.0),
+        "incomplete_comparison": 1.0 if (any(t.tag_ in ("JJR", "RBR") or t.lower_ in COMPARE_WORDS for t in words)
+                                         and len(entities) + len(proper) < 2
+                                         and not any(t.lower_ in ("than", "or") for t in words)) else 0.0,
+    }
+    return QuestionFeatures(terms=tuple(dict.fromkeys(terms)), ambiguity=heur)
+
+
+def coverage(terms: tuple[str, ...], passages: tuple[RetrievedPassage, ...]) -> float:
+    """Seed 002 Eq. 11: share of the question's content terms found in the retrieved passages.
+
+    A term counts as found when a passage word shares its first five letters
+    (a cheap stem: "eligible"/"eligibility", "apply"/"applies" stay apart rarely).
+    """
+    if not terms:
+        return 0.0
+    stems = {w[:5] for p in passages for w in WORD.findall(p.passage.text.lower())}
+    return sum(1 for t in terms if t[:5] in stems) / len(terms)
+
+
+def topic_spread(vectors: np.ndarray) -> float:
+    """Seed 002 Eq. 13: 1 − mean pairwise cosine among the top passages' embeddings."""
+    k = len(vectors)
+    if k < 2:
+        return 0.0
+    sims = vectors @ vectors.T
+    upper = sims[np.triu_indices(k, 1)]
+    return float(1.0 - upper.mean())
+
+
+def answer_type_found(answer_type: str, entity_labels: list[set[str]]) -> float:
+    """1 when some evidence sentence holds an entity of the type the question asks for."""
+    if not answer_type or answer_type not in ANSWER_TYPE_LABELS:
+        return 1.0
+    wanted = ANSWER_TYPE_LABELS[answer_type]
+    return 1.0 if any(labels & wanted for labels in entity_labels) else 0.0
+
+
+@dataclass(frozen=True)
+class SignalStage:
+    """Turn retrieval, NLI and variable results into the gate's signals."""
+    conf_center: float = 0.40
+    conf_scale: float = 0.07
+    conflict_top_n: int = 4
+
+    def confidence(self, dense_top: float) -> float:
+        """Conf: a sigmoid of the best dense cosine, so 0.5 sits at ``conf_center``."""
+        return 1.0 / (1.0 + math.exp(-(dense_top - self.conf_center) / self.conf_scale))
+
+    def run(self, *, claim: Claim, passages: tuple[RetrievedPassage, ...], nli: tuple[PassageNli, ...],
+            variables: VariableState, features: QuestionFeatures, passage_vectors: np.ndarray,
+            pair_contradiction: float, evidence_entity_labels: list[set[str]],
+            subgraph: Subgraph | None = None) -> Signals:
+        dense_top = max((p.dense for p in passages), default=0.0)
+        conf = self.confidence(dense_top) if passages else 0.0
+        gap = passages[0].fused - passages[1].fused if len(passages) > 1 else (passages[0].fused if passages else 0.0)
+        cov = coverage(features.terms, passages)
+        amb = max(features.ambiguity.values(), default=0.0)
+        spread = topic_spread(passage_vectors[: self.conflict_top_n])
+        suff = sufficiency(claim, nli)
+        n_missing = len(variables.missing)
+        return Signals(
+            confidence=conf, dense_top=dense_top, score_gap=gap, coverage=cov, ambiguity=amb,
+            ambiguity_heuristics=dict(features.ambiguity), topic_spread=spread,
+            nli_conflict=pair_contradiction, sufficiency=suff,
+            answer_type_found=answer_type_found(claim.answer_type, evidence_entity_labels),
+            answerability=conf * cov * (1 - amb) * (1 - spread),
+            incompleteness=variables.incompleteness, n_conditions=len(variables.conditions),
+            n_missing=n_missing, n_contradicted=sum(c.status == "contradicted" for c in variables.conditions),
+            condition_outcome=variables.outcome,
+            kg_matched=subgraph.n_matched if subgraph else 0,
+            kg_path_score=subgraph.path_score if subgraph else 0.0,
+            kg_has_var=float(subgraph.has_var) if subgraph else 0.0)
+
+
+def sufficiency(claim: Claim, nli: tuple[PassageNli, ...]) -> float:
+    """Seed 000's Sufficiency(Q, E): P(entailment) of the claim by the best kept evidence.
+
+    A yes/no claim (polar, or a statement such as a contract hypothesis) is settled by
+    evidence that contradicts it just as well — the answer is then "no" — so for those
+    the evidence's P(entailment) or P(contradiction), whichever is larger, counts.
+    With sub-claims (comparative, conjunctive), every sub-claim must be supported by
+    some passage: the weakest sub-claim's best support counts if it beats the claim's.
+    """
+    kept = [n for n in nli if n.kept] or list(nli)
+    if not kept:
+        return 0.0
+    yes_no = claim.schema in ("polar", "statement")
+    best = max(max(n.claim.entailment, n.claim.contradiction) if yes_no else n.claim.entailment for n in kept)
+    if claim.sub_claims and all(n.sub_claims for n in kept):
+        per_sub = [max(n.sub_claims[i].entailment for n in kept) for i in range(len(claim.sub_claims))]
+        best = max(best, min(per_sub))
+    return best

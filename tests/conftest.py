@@ -1,0 +1,51 @@
+"""Session-wide real models and the sample knowledge base, loaded once.
+
+Tests that need the project's NLI model skip with a reason when its weights are
+absent (they are committed under models/, so this only happens mid-training).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DOCS = ROOT / "sample_kb" / "documents"
+SAMPLE_QUESTIONS = ROOT / "sample_kb" / "questions.jsonl"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def nli_model():
+    from core import models, nli
+    if not Path(models.role_source("nli")).is_dir():
+        pytest.skip(f"NLI weights not found at {models.role_source('nli')} (train with scripts/train_nli.py)")
+    nli.get_nli()
+    return nli
+
+
+@pytest.fixture(scope="session")
+def sample_kb():
+    from core import settings
+    from core.kb import KnowledgeBase
+    return KnowledgeBase.open(SAMPLE_DOCS, settings.defaults())
+
+
+@pytest.fixture(scope="session")
+def sample_questions() -> list[dict]:
+    return [json.loads(line) for line in SAMPLE_QUESTIONS.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(sample_kb, nli_model):
+    from core.pipeline import Pipeline
+    return Pipeline(sample_kb)
+
+
+@pytest.fixture(scope="session")
+def sample_traces(sample_pipeline, sample_questions):
+    """Every sample question analysed once with default settings (shared by several tests)."""
+    from core.pipeline import make_query
+    return {q["id"]: sample_pipeline.analyze(make_query(q["question"], q.get("scenario", ""), q.get("history", [])))
+            for q in sample_questions}

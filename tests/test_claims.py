@@ -1,0 +1,45 @@
+"""Question → claim with the real spaCy parse (seed 001 schemas)."""
+import pytest
+
+from core.claims import ClaimBuilder
+
+
+@pytest.fixture(scope="module")
+def build():
+    return ClaimBuilder().run
+
+
+@pytest.mark.parametrize("question, schema, text, answer_type", [
+    ("Who designed the Harlow Bridge?", "existential", "There exists a person who designed the Harlow Bridge.", "PERSON"),
+    ("When was the Harlow Bridge opened?", "existential", "There exists a time when the Harlow Bridge was opened.", "DATE"),
+    ("In which town was the designer of the Harlow Bridge born?", "existential",
+     "There exists a town in which the designer of the Harlow Bridge was born.", "PLACE"),
+    ("How much is the Winter Fuel Payment?", "existential", "There exists an amount for the Winter Fuel Payment.", "MONEY"),
+    ("Can I get the Winter Fuel Payment?", "polar", "I can get the Winter Fuel Payment.", ""),
+    ("Is my child eligible for VA-financed health care?", "polar", "My child is eligible for VA-financed health care.", ""),
+    ("Receiving Party shall destroy all Confidential Information upon termination.", "statement",
+     "Receiving Party shall destroy all Confidential Information upon termination.", ""),
+])
+def test_schemas(build, question, schema, text, answer_type):
+    claim = build(question)
+    assert (claim.schema, claim.text, claim.answer_type) == (schema, text, answer_type)
+
+
+def test_comparative_gets_one_sub_claim_per_entity(build):
+    claim = build("Which is longer, the river Ost or the river Vell?")
+    assert claim.schema == "comparative"
+    assert claim.text == "One of the river Ost or the river Vell is longer."
+    assert claim.sub_claims == ("There exists information about the river Ost.",
+                                "There exists information about the river Vell.")
+
+
+def test_conjunctive_is_decomposed(build):
+    claim = build("Are Tessby and Harlow both fishing towns?")
+    assert claim.schema == "conjunctive"
+    assert claim.text == "Tessby and Harlow are both fishing towns."
+    assert len(claim.sub_claims) == 2 and claim.sub_claims[0].startswith("Tessby is")
+
+
+def test_empty_question_is_refused(build):
+    with pytest.raises(ValueError, match="empty"):
+        build("   ")

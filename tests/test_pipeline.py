@@ -1,0 +1,116 @@
+"""The whole pipeline with the real models on the sample knowledge base."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from core import models, settings
+from core.gate import decide
+from core.kb import KnowledgeBase, KnowledgeBaseError
+from core.pipeline import InputError, Pipeline, make_query
+from core.types import ACTIONS, Trace, from_dict, to_dict
+from tests.conftest import ROOT
+
+
+def macro_f1(gold, pred):
+    scores = []
+    for a in ACTIONS:
+        tp = sum(g == a == p for g, p in zip(gold, pred))
+        prec = tp / max(1, sum(p == a for p in pred))
+        rec = tp / max(1, sum(g == a for g in gold))
+        scores.append(2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+    return sum(scores) / len(scores)
+
+
+def test_gold_document_is_retrieved_for_answer_questions(sample_traces, sample_questions):
+    items = [q for q in sample_questions if q["action"] == "ANSWER" and q["doc_id"]]
+    hits = [any(p.passage.doc_id == q["doc_id"] for p in sample_traces[q["id"]].passages[:5]) for q in items]
+    assert sum(hits) / len(hits) >= 0.90, [q["id"] for q, h in zip(items, hits) if not h]
+
+
+def test_gate_macro_f1_on_sample_questions(sample_traces, sample_questions):
+    gold = [q["action"] for q in sample_questions]
+    pred = [decide(sample_traces[q["id"]]).action for q in sample_questions]
+    assert macro_f1(gold, pred) >= 0.70
+
+
+def test_topic_absent_question_abstains(sample_pipeline):
+    trace = sample_pipeline.analyze(make_query("Who won the 1998 world chess championship in Buenos Aires?"))
+    d = decide(trace)
+    assert d.action == "ABSTAIN" and d.rule in ("low_retrieval", "score_gap", "low_sufficiency", "answer_type")
+
+
+def test_quantity_in_scenario_fails_the_rule(sample_pipeline):
+    trace = sample_pipeline.analyze(make_query(
+        "Will I get statutory redundancy pay?",
+        "I've been an employee at the paper mill for fourteen months, and last week they made me redundant."))
+    service = [c for c in trace.variables.conditions if "2 years" in c.text]
+    assert service and service[0].status == "contradicted" and service[0].method.startswith("numeric")
+    d = decide(trace)
+    assert (d.action, d.answer_polarity) == ("ANSWER", "no")
+
+
+def test_gate_threshold_change_costs_no_model_call(sample_pipeline, sample_questions):
+    q = sample_questions[0]
+    query = make_query(q["question"], q["scenario"], q["history"])
+    trace = sample_pipeline.analyze(query)
+    before = dict(models.CALLS)
+    again = sample_pipeline.analyze(query, {"amb_max": 0.9, "conf_min": 0.1, "rule_low_sufficiency": False})
+    for amb in (0.0, 0.3, 0.6, 0.9):
+        decide(again, {"amb_max": amb})
+    assert models.CALLS == before
+    assert again.signals == trace.signals and all(v == 0.0 for k, v in again.timings.items() if k != "signals")
+
+
+def test_retrieval_setting_reruns_retrieval(sample_pipeline):
+    query = make_query("Who designed the Harlow Bridge?")
+    sample_pipeline.analyze(query)
+    before = models.CALLS["embedder"]
+    trace = sample_pipeline.analyze(query, {"top_k": 3})
+    assert len(trace.passages) == 3 and models.CALLS["embedder"] == before + 1
+
+
+def test_trace_round_trips_through_json(sample_traces):
+    trace = next(iter(sample_traces.values()))
+    assert from_dict(Trace, json.loads(json.dumps(to_dict(trace)))) == trace
+
+
+@pytest.mark.parametrize("question, message", [
+    ("   ", "empty"),
+    ("x" * 100_000, "limit"),
+])
+def test_bad_questions_get_a_clear_message(question, message):
+    with pytest.raises(InputError, match=message):
+        make_query(question)
+
+
+def test_missing_and_empty_kb_folders(tmp_path):
+    with pytest.raises(KnowledgeBaseError):
+        KnowledgeBase.open(tmp_path / "nope", settings.defaults())
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(KnowledgeBaseError):
+        KnowledgeBase.open(tmp_path / "empty", settings.defaults())
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_cli_reports_bad_input_without_a_traceback(tmp_path):
+    for args in (["ask", "  "], ["ask", "x" * 5000], ["ask", "hi?", "--kb", str(tmp_path / "none")],
+                 ["ask", "hi?", "--set", "amb_max=7"], ["ask", "hi?", "--set", "nope=1"]):
+        result = run_cli(*args)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr, result.stderr
+
+
+def test_cli_ask_prints_trace_and_json(sample_kb, nli_model):
+    result = run_cli("ask", "Who designed the Harlow Bridge?", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["decision"]["action"] in ACTIONS
+    assert data["trace"]["passages"][0]["passage"]["doc_id"].startswith("encyclopedia/")
+    text = run_cli("ask", "Who designed the Harlow Bridge?").stdout
+    assert "GATE (priority order)" in text and "ACTION" in text
