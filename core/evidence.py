@@ -1,0 +1,224 @@
+"""Pragmatic evidence selection (seed 003): the fewest sentences of the top passages that together
+cover every topic of the question, marked inside their passages rather than cut out of them.
+
+The question's topics are its content noun chunks and content words (spaCy). Each candidate
+sentence is aligned with each topic: the share of the topic's lemmas found in the sentence, or, if
+higher, the cosine of the topic and the sentence embeddings. A topic is covered by a sentence when
+that alignment reaches ``cover_min``. Then, as in the seed's inner retriever: score every sentence
+by its mean alignment with the topics still uncovered, take the best, drop the topics it covers,
+reformulate the query from the rest and repeat, until every topic is covered, no sentence that
+covers a remaining topic scores ``min_alignment`` (M) or more, or ``max_sentences`` are chosen.
+
+M: seed 003 quotes M = 0.98 for its own token-alignment scale (a near-exact token match). Here
+the score is a mean over the remaining topics, where 0.98 would demand that one sentence cover all
+of them at once, and per-topic exactness is already ``cover_min``; the default M is therefore 0.2:
+a sentence must align at least that well with what is still missing to be worth adding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from core import models
+from core.kb import sentence_kind, split_sentences
+from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
+                        RetrievedPassage, Sentence)
+
+WH_WORDS = frozenset("what which who whom whose when where why how whether".split())
+TOPIC_POS = ("NOUN", "PROPN", "VERB", "ADJ", "NUM")
+EVIDENCE_OPEN, EVIDENCE_CLOSE = "<evidence>", "</evidence>"
+
+
+@dataclass(frozen=True)
+class _Topic:
+    text: str
+    lemmas: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence of a passage that may be evidence; ``start``/``end`` index the passage's text."""
+    passage: Passage
+    index: int
+    sentence: Sentence
+    start: int  # in the passage's text
+    end: int
+
+
+@dataclass(frozen=True)
+class EvidenceSelector:
+    """Seed 003's iterative, non-redundant evidence selection over the top passages."""
+    max_sentences: int = 4
+    min_alignment: float = 0.2  # M
+    top_k_passages: int = 3
+    cover_min: float = 0.5
+
+    def __post_init__(self):
+        for name in ("max_sentences", "top_k_passages"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number ≥ 1, not {value!r}")
+        for name in ("min_alignment", "cover_min"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], not {getattr(self, name)!r}")
+
+    def run(self, question: str, passages: Sequence[RetrievedPassage | Passage],
+            query_topics: Sequence[str] | None = None) -> EvidenceSelection:
+        """Select evidence for ``question`` from the first ``top_k_passages`` of ``passages``.
+
+        ``query_topics`` replaces the topics read from the question (e.g. the question's topics
+        plus a step-back expansion); each string is one topic.
+        """
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("the question is empty: type a question to select evidence for")
+        if isinstance(query_topics, str):
+            raise ValueError(f"query_topics must be a list of topics, not one string: pass [{query_topics!r}]")
+        chosen_passages = [p.passage if isinstance(p, RetrievedPassage) else p
+                           for p in passages][:self.top_k_passages]
+        candidates = [c for p in chosen_passages for c in candidate_sentences(p)]
+        topic_texts = [question] if query_topics is None else [t for t in query_topics if t.strip()]
+        docs = models.parse(topic_texts + [c.sentence.text for c in candidates]) if topic_texts or candidates else []
+        topic_docs, sentence_docs = docs[:len(topic_texts)], docs[len(topic_texts):]
+        if query_topics is None:
+            topics = _question_topics(topic_docs[0])
+        else:
+            topics = _dedupe([_Topic(t, _lemmas(d) or frozenset({t.lower()})) for t, d in zip(topic_texts, topic_docs)])
+        if not topics or not candidates:
+            return EvidenceSelection(tuple(t.text for t in topics), (), (), tuple(t.text for t in topics),
+                                     _marked(chosen_passages, ()), "no_topics" if not topics else "no_sentences")
+
+        vectors = models.embed([t.text for t in topics] + [c.sentence.text for c in candidates])
+        semantic = np.clip(vectors[len(topics):] @ vectors[:len(topics)].T, 0.0, 1.0)  # sentences × topics
+        sentence_lemmas = [_lemmas(d, content_only=False) for d in sentence_docs]
+        lexical = np.array([[_overlap(t.lemmas, lem) for t in topics] for lem in sentence_lemmas])
+        align = np.maximum(lexical, semantic)
+        return self._select(topics, candidates, align, chosen_passages)
+
+    def _select(self, topics, candidates, align, chosen_passages) -> EvidenceSelection:
+        remaining = list(range(len(topics)))
+        picked: list[EvidenceSentence] = []
+        steps: list[EvidenceStep] = []
+        used: set[int] = set()
+        stop = "covered"
+        while remaining:
+            if len(picked) >= self.max_sentences:
+                stop = "max_sentences"
+                break
+            sub = align[:, remaining]
+            scores = sub.mean(axis=1)
+            covers = sub >= self.cover_min
+            eligible = [i for i in range(len(candidates)) if i not in used and covers[i].any()]
+            names = tuple(topics[t].text for t in remaining)
+            query = " ".join(names)
+            if not eligible:
+                steps.append(EvidenceStep(len(steps) + 1, names, query, "", -1, "", 0.0, False))
+                stop = "below_threshold"
+                break
+            best = max(eligible, key=lambda i: (round(float(scores[i]), 6), int(covers[i].sum()), -i))
+            c = candidates[best]
+            ok = scores[best] >= self.min_alignment
+            steps.append(EvidenceStep(len(steps) + 1, names, query, c.passage.id, c.index, c.sentence.text,
+                                      round(float(scores[best]), 4), bool(ok)))
+            if not ok:
+                stop = "below_threshold"
+                break
+            covered = [t for t, hit in zip(remaining, covers[best]) if hit]
+            picked.append(EvidenceSentence(c.passage.id, c.index, c.sentence.text, round(float(scores[best]), 4),
+                                           tuple(topics[t].text for t in covered), c.start, c.end))
+            used.add(best)
+            remaining = [t for t in remaining if t not in covered]
+        return EvidenceSelection(tuple(t.text for t in topics), tuple(picked), tuple(steps),
+                                 tuple(topics[t].text for t in remaining), _marked(chosen_passages, picked), stop)
+
+
+# --- topics ----------------------------------------------------------------------------
+
+def _content(token) -> bool:
+    return (token.pos_ in TOPIC_POS and not token.is_stop and not token.is_punct
+            and token.lower_ not in WH_WORDS and len(token.text) > 1)
+
+
+def _lemmas(doc, content_only: bool = True) -> frozenset[str]:
+    return frozenset(t.lemma_.lower() for t in doc if (_content(t) if content_only else t.is_alpha or t.like_num))
+
+
+def _question_topics(doc) -> list[_Topic]:
+    """Content noun chunks ("Harlow Bridge", "designer") and the content words outside them ("born").
+
+    A chunk with a wh-determiner ("which town") names the answer's type, not a topic the evidence
+    must mention: it is skipped. A possessive splits a chunk unless a name follows it ("Orrin
+    Robotics' confidential information" → "Orrin Robotics", "confidential information"; "Carer's
+    Allowance" stays whole).
+    """
+    topics, in_chunk = [], set()
+    for chunk in doc.noun_chunks:
+        in_chunk.update(t.i for t in chunk)
+        if any(t.lower_ in WH_WORDS and t.dep_ == "det" for t in chunk):
+            continue
+        splits = {t.i for t in chunk if t.dep_ == "case" and any(w.pos_ != "PROPN" for w in doc[t.i + 1:chunk.end])}
+        part: list = []
+        for t in list(chunk) + [None]:
+            if t is None or t.i in splits:
+                words = [w for w in part if _content(w)]
+                if words:
+                    text = doc[words[0].i:words[-1].i + 1].text
+                    topics.append(_Topic(text, frozenset(w.lemma_.lower() for w in words)))
+                part = []
+            else:
+                part.append(t)
+    topics += [_Topic(t.text, frozenset({t.lemma_.lower()})) for t in doc if t.i not in in_chunk and _content(t)]
+    return _dedupe(topics)
+
+
+def _dedupe(topics: list[_Topic]) -> list[_Topic]:
+    seen, out = set(), []
+    for t in topics:
+        if t.lemmas not in seen:
+            seen.add(t.lemmas)
+            out.append(t)
+    return out
+
+
+def _overlap(topic: frozenset[str], sentence: frozenset[str]) -> float:
+    """Share of the topic's lemmas in the sentence; a lemma also matches its derivations (design/designer)."""
+    def hit(lemma: str) -> bool:
+        return lemma in sentence or any(
+            min(len(lemma), len(w)) >= 4 and (w.startswith(lemma) or lemma.startswith(w)) for w in sentence)
+    return sum(hit(lemma) for lemma in topic) / len(topic) if topic else 0.0
+
+
+# --- sentences and marking ------------------------------------------------------------------
+
+def candidate_sentences(passage: Passage) -> list[Candidate]:
+    """The passage's sentences with their spans in its text; headings are not evidence."""
+    out = []
+    for i, s in enumerate(passage.sentences or _split(passage)):
+        start, end = s.start - passage.start, s.end - passage.start
+        if passage.text[start:end] != s.text:  # offsets not relative to this passage: locate the text
+            start = passage.text.find(s.text)
+            if start < 0:
+                continue
+            end = start + len(s.text)
+        if not s.text.strip() or sentence_kind(s) == "heading":
+            continue
+        out.append(Candidate(passage, i, s, start, end))
+    return out
+
+
+def _split(passage: Passage) -> list[Sentence]:
+    return [Sentence(s.text, s.start + passage.start, s.end + passage.start) for s in split_sentences(passage.text)]
+
+
+def _marked(passages: Sequence[Passage], picked: Sequence[EvidenceSentence]) -> tuple[MarkedPassage, ...]:
+    out = []
+    for p in passages:
+        spans = sorted((s.start, s.end) for s in picked if s.passage_id == p.id)
+        parts, at = [], 0
+        for start, end in spans:
+            parts += [p.text[at:start], EVIDENCE_OPEN, p.text[start:end], EVIDENCE_CLOSE]
+            at = end
+        parts.append(p.text[at:])
+        out.append(MarkedPassage(p.id, p.text, "".join(parts), tuple(spans)))
+    return tuple(out)

@@ -1,0 +1,137 @@
+"""Pragmatic evidence selection (seed 003) on small real texts with the real spaCy model and embedder."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core import models
+from core.evidence import EVIDENCE_CLOSE, EVIDENCE_OPEN, EvidenceSelection, EvidenceSelector
+from core.kb import split_sentences
+from core.types import Passage, RetrievedPassage, from_dict, to_dict
+
+TEXTS = {
+    "marlowe": "# Edith Marlowe\n\nEdith Marlowe was a civil engineer from Calvera. Edith Marlowe was born in "
+               "Tessby in 1921. She studied at the Varnholm Institute of Technology.",
+    "railway": "The Northline Railway links Varnholm and Tessby. The Northline Railway opened in 1889. "
+               "Trains run every hour.",
+    "lake": "Lake Morrow is the largest lake in Calvera. It is 40 metres deep.",
+}
+TWO_TOPICS = "Where was Edith Marlowe born, and when did the Northline Railway open?"
+BORN = "Edith Marlowe was born in Tessby in 1921."
+OPENED = "The Northline Railway opened in 1889."
+
+
+def retrieved() -> tuple[RetrievedPassage, ...]:
+    out = []
+    for rank, (doc, text) in enumerate(TEXTS.items(), 1):
+        passage = Passage(f"{doc}#0", doc, doc.title(), text, 0, len(text), tuple(split_sentences(text)))
+        out.append(RetrievedPassage(passage, rank, 0.5, 1.0, 1.0, 0.5))
+    return tuple(out)
+
+
+@pytest.fixture(scope="session")
+def warm():
+    """Load spaCy and the embedder once for the session."""
+    models.parse(["warm up"])
+    models.embed(["warm up"])
+
+
+@pytest.fixture(scope="session")
+def default_run(warm) -> EvidenceSelection:
+    return EvidenceSelector().run(TWO_TOPICS, retrieved())
+
+
+def test_two_topics_are_covered_by_two_sentences_and_selection_stops(default_run):
+    r = default_run
+    assert {"Edith Marlowe", "Northline Railway"} <= set(r.topics)
+    assert sorted(s.text for s in r.sentences) == sorted([BORN, OPENED])  # fewest, no redundancy
+    assert r.stop == "covered" and r.uncovered == ()
+    assert len(r.steps) == 2 and all(step.chosen for step in r.steps)
+    covered = [t for s in r.sentences for t in s.topics]
+    assert sorted(covered) == sorted(r.topics)  # each topic covered once
+    born = next(s for s in r.sentences if s.text == BORN)
+    assert set(born.topics) == {"Edith Marlowe", "born"}
+
+
+def test_each_iteration_reformulates_the_query_from_the_remaining_topics(default_run):
+    first, second = default_run.steps
+    assert set(first.remaining) == set(default_run.topics)
+    chosen_first = next(s for s in default_run.sentences if s.text == first.text)
+    assert set(second.remaining) == set(first.remaining) - set(chosen_first.topics)
+    assert second.query == " ".join(second.remaining)
+
+
+def test_evidence_is_marked_in_the_full_passage_text(default_run):
+    by_id = {p.passage_id: p for p in default_run.passages}
+    assert set(by_id) == {"marlowe#0", "railway#0", "lake#0"}
+    marlowe = by_id["marlowe#0"]
+    assert marlowe.marked == TEXTS["marlowe"].replace(BORN, f"{EVIDENCE_OPEN}{BORN}{EVIDENCE_CLOSE}")
+    assert marlowe.marked.replace(EVIDENCE_OPEN, "").replace(EVIDENCE_CLOSE, "") == marlowe.text
+    (start, end), = marlowe.spans
+    assert marlowe.text[start:end] == BORN
+    assert by_id["lake#0"].marked == TEXTS["lake"] and by_id["lake#0"].spans == ()
+    for s in default_run.sentences:
+        assert by_id[s.passage_id].text[s.start:s.end] == s.text
+
+
+def test_threshold_m_stops_the_selection(warm):
+    r = EvidenceSelector(min_alignment=0.9).run(TWO_TOPICS, retrieved())
+    assert all(s.score >= 0.9 for s in r.sentences)
+    assert r.stop == "below_threshold" and r.steps[-1].chosen is False and r.steps[-1].score < 0.9
+    assert set(r.uncovered) >= {"Northline Railway"} or set(r.uncovered) >= {"Edith Marlowe"}
+
+
+def test_maximum_number_of_sentences_is_respected(warm):
+    r = EvidenceSelector(max_sentences=1).run(TWO_TOPICS, retrieved())
+    assert len(r.sentences) == 1 and r.stop == "max_sentences"
+    assert len(r.uncovered) == 2  # the other topic pair is left for Coverage / missing variables
+
+
+def test_only_the_top_k_passages_are_read(warm):
+    r = EvidenceSelector(top_k_passages=1).run(TWO_TOPICS, retrieved())
+    assert [s.text for s in r.sentences] == [BORN]
+    assert set(r.uncovered) == {"Northline Railway", "open"}
+    assert [p.passage_id for p in r.passages] == ["marlowe#0"]
+    assert r.steps[-1].passage_id == "" and not r.steps[-1].chosen
+
+
+def test_headings_are_never_evidence(warm):
+    r = EvidenceSelector().run("Who was Edith Marlowe?", retrieved())
+    assert r.sentences and all(not s.text.startswith("#") for s in r.sentences)
+
+
+def test_given_topics_replace_the_question_topics(warm):
+    r = EvidenceSelector().run(TWO_TOPICS, retrieved(), query_topics=["Lake Morrow", "deep"])
+    assert r.topics == ("Lake Morrow", "deep")
+    assert {s.passage_id for s in r.sentences} == {"lake#0"} and r.stop == "covered"
+    assert "It is 40 metres deep." in [s.text for s in r.sentences]
+
+
+def test_model_calls_are_batched_once_per_run(warm):
+    before = dict(models.CALLS)
+    EvidenceSelector().run(TWO_TOPICS, retrieved())
+    assert models.CALLS["embedder"] - before["embedder"] == 1
+    assert models.CALLS["spacy"] - before["spacy"] == 1
+
+
+def test_nothing_to_select_from(warm):
+    r = EvidenceSelector().run(TWO_TOPICS, ())
+    assert r.sentences == () and r.stop == "no_sentences" and r.uncovered == r.topics and r.topics
+    r = EvidenceSelector().run("What is it?", retrieved())
+    assert r.topics == () and r.stop == "no_topics" and r.sentences == ()
+
+
+def test_selection_round_trips_through_json(default_run):
+    assert from_dict(EvidenceSelection, json.loads(json.dumps(to_dict(default_run)))) == default_run
+
+
+def test_bad_input_is_refused_with_a_message():
+    with pytest.raises(ValueError, match="question is empty"):
+        EvidenceSelector().run(" ", retrieved())
+    with pytest.raises(ValueError, match="list of topics"):
+        EvidenceSelector().run(TWO_TOPICS, retrieved(), query_topics="Lake Morrow")
+    with pytest.raises(ValueError, match="max_sentences"):
+        EvidenceSelector(max_sentences=0)
+    with pytest.raises(ValueError, match="min_alignment"):
+        EvidenceSelector(min_alignment=1.5)
