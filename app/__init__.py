@@ -1,0 +1,1 @@
+"""The Streamlit workbench: pages and the wiring they share (no pipeline logic)."""

