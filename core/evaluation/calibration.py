@@ -1,0 +1,335 @@
+"""Re-gating cached signals, threshold sweeps and suggested thresholds.
+
+``regate`` applies the rule gate to a whole ``SignalTable`` at once with numpy:
+the same rules, in the same order, as ``core.gate.decide_signals`` (a test holds
+them equal item by item). A gate rule this module does not know makes it fall
+back to calling ``decide_signals`` per item, which is slower but never wrong.
+That is what makes sweeps cheap: a 2-D grid of 2,601 configurations over 1,000
+items takes about a second.
+
+``suggest_thresholds`` searches the declared ranges of the gate settings by
+coordinate ascent (restarted from random points) for the configuration that
+maximises the objective, inside k-fold cross-validation so the figure it reports
+is out-of-fold; the thresholds it returns are then fitted on all items.
+"""
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from core import settings as settings_mod
+from core.evaluation import metrics as M
+from core.gate import RULE_NAMES, RULES, decide_signals
+from core.types import ACTIONS, Signals, Trace
+
+OUTCOMES = ("satisfied", "failed", "undetermined", "none")
+NUMERIC_SIGNALS = tuple(name for name, tp in typing.get_type_hints(Signals).items() if tp in (float, int))
+GATE_SETTINGS = tuple(s.name for s in settings_mod.SETTINGS if s.stage == "gate")
+
+
+@dataclass(frozen=True)
+class SignalTable:
+    """The signals of many traces as columns: what re-gating, sweeps and the learned gate read."""
+    columns: dict[str, np.ndarray]  # numeric Signals fields, "amb:<heuristic>", "ctx:…" (from traces)
+    outcome: np.ndarray  # condition_outcome strings
+    has_passages: np.ndarray  # bool
+    signals: tuple[Signals, ...] = field(repr=False)
+
+    @classmethod
+    def from_signals(cls, signals: Sequence[Signals], has_passages: Sequence[bool] | None = None) -> "SignalTable":
+        signals = tuple(signals)
+        columns = {name: np.array([getattr(s, name) for s in signals], dtype=float) for name in NUMERIC_SIGNALS}
+        heuristics = sorted({k for s in signals for k in s.ambiguity_heuristics})
+        for k in heuristics:
+            columns[f"amb:{k}"] = np.array([s.ambiguity_heuristics.get(k, 0.0) for s in signals], dtype=float)
+        passages = np.ones(len(signals), bool) if has_passages is None else np.asarray(has_passages, bool)
+        return cls(columns, np.array([s.condition_outcome for s in signals], dtype=object), passages, signals)
+
+    @classmethod
+    def from_traces(cls, traces: Sequence[Trace]) -> "SignalTable":
+        """Signals plus the dialogue-context columns ("ctx:…") that only a whole trace has."""
+        table = cls.from_signals([t.signals for t in traces], [bool(t.passages) for t in traces])
+        context = [context_features(t) for t in traces]
+        for name in CONTEXT_FEATURES:
+            table.columns[name] = np.array([c[name] for c in context], dtype=float)
+        return table
+
+    def __len__(self) -> int:
+        return len(self.signals)
+
+    def take(self, index: np.ndarray | Sequence[int]) -> "SignalTable":
+        idx = np.asarray(index)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        return SignalTable({k: v[idx] for k, v in self.columns.items()}, self.outcome[idx],
+                           self.has_passages[idx], tuple(self.signals[i] for i in idx))
+
+    def column(self, name: str) -> np.ndarray:
+        """A numeric column, an ambiguity heuristic ("amb:short_query") or an outcome one-hot ("outcome:failed")."""
+        if name.startswith("outcome:"):
+            return (self.outcome == name.split(":", 1)[1]).astype(float)
+        if name.startswith("amb:") and name not in self.columns:
+            return np.zeros(len(self), float)  # a heuristic none of these signals reported
+        return self.columns[name]
+
+    def feature_columns(self) -> dict[str, np.ndarray]:
+        """Every numeric column plus the outcome one-hots (for AUROC tables and the learned gate)."""
+        out = dict(self.columns)
+        out.update({f"outcome:{o}": self.column(f"outcome:{o}") for o in OUTCOMES})
+        return out
+
+
+RULE_LABELS = ("default_answer", "no_passages", *RULE_NAMES)  # Gated.rule_index → rule name
+
+
+CONTEXT_FEATURES = ("ctx:history_turns", "ctx:history_yes", "ctx:history_no", "ctx:scenario_words",
+                    "ctx:established")
+
+
+def context_features(trace: Trace) -> dict[str, float]:
+    """How much the user has already told: answered follow-ups (and how), scenario length, conditions
+    established. ``Signals`` lacks these, yet on ShARC the number of answered follow-ups separates
+    ANSWER from ASK better than any signal (AUROC 0.70); the learned gate reads them from the trace."""
+    answers = [a.strip().lower() for _, a in trace.query.history]
+    return {"ctx:history_turns": float(len(answers)),
+            "ctx:history_yes": float(sum(a.startswith("yes") for a in answers)),
+            "ctx:history_no": float(sum(a.startswith("no") for a in answers)),
+            "ctx:scenario_words": float(len(trace.query.scenario.split())),
+            "ctx:established": float(sum(c.status == "established" for c in trace.variables.conditions))}
+
+
+@dataclass(frozen=True)
+class Gated:
+    """Actions (and the deciding rule) for every row of a table under one configuration."""
+    codes: np.ndarray  # ACTIONS index per item
+    rule_index: np.ndarray  # RULE_LABELS index of the deciding rule per item
+
+    @property
+    def actions(self) -> np.ndarray:
+        return np.array(ACTIONS, dtype=object)[self.codes]
+
+    @property
+    def rules(self) -> np.ndarray:
+        return np.array(RULE_LABELS, dtype=object)[self.rule_index]
+
+
+# How each rule fires, vectorised; must mirror core.gate.RULES (test_eval_calibration checks it).
+_VECTOR_RULES: dict[str, Callable[[SignalTable, Mapping[str, Any]], np.ndarray]] = {
+    "conflict_nli": lambda t, v: t.columns["nli_conflict"] > float(v["nli_conflict_max"]),
+    "conflict_topic": lambda t, v: t.columns["topic_spread"] > float(v["conflict_max"]),
+    "low_retrieval": lambda t, v: (t.columns["confidence"] < float(v["conf_min"]))
+    & (t.columns["coverage"] < float(v["coverage_min"])),
+    "score_gap": lambda t, v: (t.columns["confidence"] < float(v["gap_conf_max"]))
+    & (t.columns["score_gap"] < float(v["gap_min"])),
+    "kg_empty": lambda t, v: t.columns["kg_matched"] == 0,
+    "ambiguity": lambda t, v: t.columns["ambiguity"] > float(v["amb_max"]),
+    "conditions_failed": lambda t, v: (t.columns["n_contradicted"] > 0) & (t.outcome == "failed"),
+    "missing_variables": lambda t, v: t.columns["incompleteness"] > float(v["incompleteness_max"]),
+    "kg_var": lambda t, v: t.columns["kg_has_var"] == 1,
+    "answer_type": lambda t, v: t.columns["answer_type_found"] < 1,
+    "low_sufficiency": lambda t, v: (t.columns["sufficiency"] < float(v["sufficiency_min"]))
+    & (t.outcome != "satisfied"),
+}
+_CODE = {a: i for i, a in enumerate(ACTIONS)}
+VECTORISED = set(RULE_NAMES) <= set(_VECTOR_RULES)
+
+
+def regate(table: SignalTable, values: Mapping[str, Any] | None = None) -> Gated:
+    """The rule gate over every row of ``table`` (``values`` may be partial: defaults fill the rest)."""
+    return _gate(table, settings_mod.resolve(values))
+
+
+def _gate(table: SignalTable, values: Mapping[str, Any]) -> Gated:
+    if not VECTORISED:
+        decisions = [decide_signals(s, values, bool(p)) for s, p in zip(table.signals, table.has_passages)]
+        return Gated(np.array([_CODE[d.action] for d in decisions], dtype=np.int64),
+                     np.array([RULE_LABELS.index(d.rule) for d in decisions], dtype=np.int64))
+    n = len(table)
+    codes = np.zeros(n, dtype=np.int64)
+    rule_index = np.zeros(n, dtype=np.int64)
+    open_ = table.has_passages.copy()
+    codes[~open_] = _CODE["ABSTAIN"]
+    rule_index[~open_] = 1
+    for k, (name, action, _, _) in enumerate(RULES, start=2):
+        if not values[f"rule_{name}"]:
+            continue
+        fires = open_ & _VECTOR_RULES[name](table, values)
+        codes[fires] = _CODE[action]
+        rule_index[fires] = k
+        open_ &= ~fires
+    return Gated(codes, rule_index)
+
+
+# --- sweeps -----------------------------------------------------------------------------
+
+SWEEP_METRICS = ("macro_f1", "accuracy", "coverage", "hallucination_rate", "ask_recall", "abstain_recall")
+
+
+def grid(name: str, max_points: int | None = None) -> list[Any]:
+    """The declared values of a gate setting: its range on its step (or both switch states)."""
+    s = settings_mod.BY_NAME[name]
+    if s.kind == "bool":
+        return [False, True]
+    if s.kind == "choice":
+        return list(s.choices)
+    n = int(round((s.high - s.low) / s.step)) + 1
+    points = np.round(s.low + s.step * np.arange(n), 6)
+    if max_points and n > max_points:
+        points = np.unique(points[np.linspace(0, n - 1, max_points).round().astype(int)])
+    return [int(p) if s.kind == "int" else float(p) for p in points]
+
+
+def _check_gate_setting(name: str) -> None:
+    if name not in GATE_SETTINGS:
+        raise ValueError(f"{name!r} is not a gate setting; sweepable: {', '.join(GATE_SETTINGS)}")
+
+
+def sweep(table: SignalTable, gold, values: Mapping[str, Any] | None, name: str,
+          metrics: Sequence[str] = SWEEP_METRICS, points: Sequence[Any] | None = None) -> dict[str, Any]:
+    """Each metric as one gate setting moves over its range, the others held at ``values``."""
+    _check_gate_setting(name)
+    base = settings_mod.resolve(values)
+    g = M.codes(gold)
+    xs = list(points) if points is not None else grid(name)
+    out: dict[str, list] = {m: [] for m in metrics}
+    for x in xs:
+        m = M.metrics_from_confusion(M.confusion(g, _gate(table, {**base, name: x}).codes))
+        for k in metrics:
+            out[k].append(m[k])
+    return {"setting": name, "values": xs, "metrics": out, "current": base[name]}
+
+
+def sweep_2d(table: SignalTable, gold, values: Mapping[str, Any] | None, x: str, y: str,
+             metric: str = "macro_f1", max_points: int = 51) -> dict[str, Any]:
+    """``metric`` over a grid of two gate settings (z[i][j] at y[i], x[j]); for a heatmap."""
+    _check_gate_setting(x)
+    _check_gate_setting(y)
+    base = settings_mod.resolve(values)
+    g = M.codes(gold)
+    xs, ys = grid(x, max_points), grid(y, max_points)
+    z = [[M.metrics_from_confusion(M.confusion(g, _gate(table, {**base, x: vx, y: vy}).codes))[metric]
+          for vx in xs] for vy in ys]
+    return {"x": x, "y": y, "x_values": xs, "y_values": ys, "metric": metric, "z": z,
+            "current": (base[x], base[y])}
+
+
+# --- suggested thresholds ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Objective:
+    """What the search maximises: a metric, or coverage subject to a hallucination ceiling."""
+    metric: str = "macro_f1"
+    max_hallucination: float | None = None
+
+    def score(self, cm: np.ndarray) -> float:
+        if self.max_hallucination is None and self.metric == "macro_f1":
+            support, predicted, hits = cm.sum(axis=1), cm.sum(axis=0), np.diag(cm)
+            f1 = 2 * hits / np.maximum(support + predicted, 1)
+            return float(f1[support > 0].mean())
+        m = M.metrics_from_confusion(cm)
+        if self.max_hallucination is not None:
+            hall = m["hallucination_rate"] or 0.0
+            # Every feasible configuration beats every infeasible one; among infeasible, less hallucination wins.
+            return 1.0 + (m["coverage"] or 0.0) if hall <= self.max_hallucination else -hall
+        value = m[self.metric]
+        return float(value) if value is not None else 0.0
+
+    def describe(self) -> str:
+        if self.max_hallucination is not None:
+            return f"coverage with hallucination rate ≤ {self.max_hallucination:g}"
+        return self.metric
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Thresholds fitted on all items, with the out-of-fold figure that estimates how they generalise."""
+    values: dict[str, Any]  # every setting, gate ones fitted
+    changed: dict[str, Any]  # the gate settings that differ from the starting values
+    objective: str
+    in_sample: dict[str, Any]  # metrics of ``values`` on all items (optimistic)
+    out_of_fold: dict[str, Any]  # metrics of the per-fold fits on their held-out folds
+    oof_codes: np.ndarray = field(repr=False)  # the out-of-fold predicted action per item
+    folds: int = 5
+    fold_values: tuple[dict[str, Any], ...] = ()
+
+
+def suggest_thresholds(table: SignalTable, gold, values: Mapping[str, Any] | None = None, *,
+                       objective: Objective | None = None, names: Sequence[str] | None = None,
+                       folds: int = 5, seed: int = 0, restarts: int = 2) -> Suggestion:
+    """Search the gate settings' declared ranges for the best configuration (k-fold, out-of-fold report)."""
+    objective = objective or Objective()
+    start = settings_mod.resolve(values)
+    names = list(names or GATE_SETTINGS)
+    for name in names:
+        _check_gate_setting(name)
+    g = M.codes(gold)
+    if len(g) != len(table):
+        raise ValueError(f"{len(g)} gold labels for {len(table)} signal rows")
+    space = [(name, grid(name)) for name in names]
+    oof = np.zeros(len(g), dtype=np.int64)
+    fold_values = []
+    for train, test in _folds(g, folds, seed):
+        fitted = _search(table.take(train), g[train], start, space, objective, seed, restarts)
+        oof[test] = _gate(table.take(test), fitted).codes
+        fold_values.append({k: fitted[k] for k in names})
+    best = _search(table, g, start, space, objective, seed, restarts)
+    return Suggestion(
+        values=best, changed={k: best[k] for k in names if best[k] != start[k]}, objective=objective.describe(),
+        in_sample=M.action_metrics(g, _gate(table, best).codes), out_of_fold=M.action_metrics(g, oof),
+        oof_codes=oof, folds=folds, fold_values=tuple(fold_values))
+
+
+def _folds(g: np.ndarray, folds: int, seed: int):
+    """Stratified k-fold splits (fewer folds when an action has fewer items than ``folds``)."""
+    from sklearn.model_selection import StratifiedKFold
+    smallest = int(np.bincount(g)[np.bincount(g) > 0].min())
+    k = max(2, min(folds, smallest))
+    if k > smallest:
+        raise ValueError(f"cannot cross-validate: an action has only {smallest} item(s); use more items")
+    return StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(len(g)), g)
+
+
+def _search(table: SignalTable, g: np.ndarray, start: dict[str, Any], space, objective: Objective,
+            seed: int, restarts: int) -> dict[str, Any]:
+    """Coordinate ascent over the grid from ``start`` and from ``restarts`` random points."""
+    rng = np.random.default_rng(seed)
+
+    def score(values) -> float:
+        return objective.score(M.confusion(g, _gate(table, values).codes))
+
+    best, best_score = dict(start), score(start)
+    for attempt in range(restarts + 1):
+        current = dict(start) if attempt == 0 else {**start, **{n: pts[rng.integers(len(pts))] for n, pts in space}}
+        current_score = score(current)
+        for _ in range(20):  # passes; stops as soon as one changes nothing
+            improved = False
+            for name, pts in space:
+                scores = np.array([score({**current, name: p}) for p in pts])
+                top = scores.max()
+                if top > current_score + 1e-12:
+                    current[name] = _middle_of_best(pts, scores)
+                    current_score = score(current)
+                    improved = True
+            if not improved:
+                break
+        if current_score > best_score + 1e-12:
+            best, best_score = current, current_score
+    return best
+
+
+def _middle_of_best(points: list[Any], scores: np.ndarray) -> Any:
+    """The middle of the first run of best-scoring grid points: the threshold with the most margin."""
+    top = scores.max()
+    first = int(np.argmax(scores >= top - 1e-12))
+    last = first
+    while last + 1 < len(scores) and scores[last + 1] >= top - 1e-12:
+        last += 1
+    return points[(first + last) // 2]
+
+
+def save_suggestion(suggestion: Suggestion, path) -> None:
+    """Write the suggested thresholds as a preset (loadable by ``--preset`` and the UI)."""
+    settings_mod.save_preset(suggestion.values, path)

@@ -1,0 +1,358 @@
+"""Batch analysis of a labelled set with an on-disk trace cache.
+
+Every item is analysed once per (item, documents, non-gate settings, models,
+analysis code) and its Trace is appended to a JSONL cache file as soon as it
+exists, so an interrupted run resumes where it stopped and a second run analyses
+nothing. In
+the reading setting each distinct document set (a ShARC snippet, an NDA) gets its
+own small knowledge base, indexed once under the cache folder and keyed by the
+documents' content hash. Gate thresholds are not part of any key: re-gating the
+cached traces (``core.evaluation.calibration.regate``) needs no model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from core import models
+from core import settings as settings_mod
+from core.evaluation import metrics as M
+from core.evaluation.calibration import SignalTable
+from core.evaluation.importers import Dataset, Document, LabelledItem
+from core.types import ACTIONS, Trace, from_dict, to_dict
+
+DEFAULT_CACHE = models.PROJECT_ROOT / ".cache" / "eval"
+EVIDENCE_PER_ITEM = 3  # without an evidence selection: best sentences of this many kept passages
+
+Progress = Callable[[int, int, str], None]
+
+
+# --- knowledge bases for document sets --------------------------------------------------
+
+def documents_key(documents: Sequence[Document]) -> str:
+    """A content hash of a document set (order-independent): the KB's cache key."""
+    body = json.dumps(sorted(map(list, documents)), ensure_ascii=False)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def kb_folder(documents: Sequence[Document], cache_dir: Path) -> Path:
+    """A KB folder holding ``documents`` as one ``docs.jsonl`` (written once, atomically)."""
+    folder = Path(cache_dir) / "kbs" / documents_key(documents)
+    target = folder / "docs.jsonl"
+    if not target.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".docs.jsonl.{os.getpid()}.tmp"
+        tmp.write_text("".join(json.dumps({"id": d, "title": t, "text": x}, ensure_ascii=False) + "\n"
+                               for d, t, x in documents), encoding="utf-8")
+        tmp.replace(target)
+    return folder
+
+
+def _open_kb(folder: Path, values: Mapping[str, Any]):
+    from core.kb import KnowledgeBase
+    return KnowledgeBase.open(folder, values)
+
+
+def _make_pipeline(kb):
+    from core.pipeline import Pipeline
+    return Pipeline(kb)
+
+
+# --- the trace cache --------------------------------------------------------------------
+
+class TraceCache:
+    """An append-only JSONL file of {"key", "id", "trace" | "error"} records.
+
+    Each record is one write followed by fsync; a record cut short by a crash is
+    dropped on the next open (the file is truncated back to its last full line).
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def load(self) -> dict[str, dict]:
+        if not self.path.exists():
+            return {}
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):  # a partial last record from an interrupted run
+            with open(self.path, "r+b") as f:
+                f.truncate(end)
+        records = {}
+        for line in data[:end].splitlines():
+            if line.strip():
+                record = json.loads(line)
+                records[record["key"]] = record
+        return records
+
+    def add(self, record: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def model_stamp() -> dict[str, Any]:
+    """Each model role's source and the newest file time in it, so retrained weights invalidate traces."""
+    stamp = {}
+    for role, source in models.model_ids().items():
+        path = Path(source)
+        newest = max((f.stat().st_mtime_ns for f in path.iterdir() if f.is_file()), default=0) \
+            if path.is_dir() else 0
+        stamp[role] = [source, newest]
+    return stamp
+
+
+# Modules whose code does not shape a trace: editing them keeps cached traces valid.
+NOT_ANALYSIS = {"__init__.py", "__main__.py", "cli.py", "gate.py"}
+
+
+def code_stamp() -> str:
+    """A hash of the analysis code (``core/*.py`` but the gate and the CLI): traces made by
+    older code are not reused after an edit to the pipeline."""
+    digest = hashlib.sha1()
+    for path in sorted((models.PROJECT_ROOT / "core").glob("*.py")):
+        if path.name not in NOT_ANALYSIS:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _hash(*parts: Any) -> str:
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+# --- results ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunResult:
+    """Traces of a labelled set (in file order) and how the run went."""
+    dataset: Dataset
+    items: tuple[LabelledItem, ...]  # the items that have a trace
+    traces: tuple[Trace, ...]
+    errors: dict[str, str]  # item id -> why it could not be analysed
+    analysed: int  # items analysed in this run (the rest came from the cache)
+    cached: int
+    seconds: float  # wall time of this run's analysis, index builds included
+    index_seconds: float  # of which opening or building knowledge bases
+    values: dict[str, Any]
+    cache_file: str
+
+    @property
+    def rate(self) -> float | None:
+        """Items analysed per second in this run (None when everything was cached)."""
+        return self.analysed / self.seconds if self.analysed and self.seconds > 0 else None
+
+    @cached_property
+    def table(self) -> SignalTable:
+        return SignalTable.from_traces(self.traces)
+
+    @cached_property
+    def gold(self) -> np.ndarray:
+        return M.codes([i.action for i in self.items])
+
+    @cached_property
+    def has_context(self) -> np.ndarray:
+        return np.array([i.has_context for i in self.items], dtype=bool)
+
+    def summary(self) -> str:
+        rate = f", {self.rate:.2f} items/s, {self.index_seconds:.1f} s of it indexing" if self.rate else ""
+        errors = f", {len(self.errors)} could not be analysed" if self.errors else ""
+        return (f"{len(self.traces)} traces ({self.analysed} analysed in {self.seconds:.1f} s{rate}, "
+                f"{self.cached} from the cache{errors})")
+
+
+class BatchRunner:
+    """Analyse every item of a dataset once, caching traces on disk.
+
+    ``open_kb(folder, values)`` and ``make_pipeline(kb)`` default to
+    ``KnowledgeBase.open`` and ``Pipeline``; tests pass fakes.
+    """
+
+    def __init__(self, values: Mapping[str, Any] | None = None, cache_dir: str | Path | None = None, *,
+                 progress: Progress | None = None, show_bar: bool = True,
+                 open_kb: Callable[[Path, Mapping[str, Any]], Any] | None = None,
+                 make_pipeline: Callable[[Any], Any] | None = None):
+        self.values = settings_mod.resolve(values)
+        self.cache_dir = Path(cache_dir) if cache_dir else DEFAULT_CACHE
+        self.progress = progress
+        self.show_bar = show_bar
+        self.open_kb = open_kb or _open_kb
+        self.make_pipeline = make_pipeline or _make_pipeline
+
+    def run_key(self) -> str:
+        """What every cached trace depends on besides its item: non-gate settings, models, analysis code."""
+        analysis = {k: v for k, v in self.values.items() if settings_mod.BY_NAME[k].stage != "gate"}
+        return _hash(analysis, model_stamp(), code_stamp())
+
+    def cache_path(self, dataset: Dataset) -> Path:
+        stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(dataset.path).stem)
+        return self.cache_dir / "traces" / f"{stem}-{dataset.format}-{dataset.setting}-{self.run_key()}.jsonl"
+
+    def run(self, dataset: Dataset) -> RunResult:
+        cache = TraceCache(self.cache_path(dataset))
+        records = cache.load()
+        folder_kb = self.open_kb(Path(dataset.kb_folder), self.values) if dataset.kb_folder else None
+        docs_keys = {item.id: folder_kb.fingerprint if folder_kb else documents_key(dataset.documents_for(item))
+                     for item in dataset.items}
+        keys = {item.id: _item_key(item, docs_keys[item.id]) for item in dataset.items}
+        todo = [item for item in dataset.items if keys[item.id] not in records]
+        cached = len(dataset.items) - len(todo)
+
+        bar = _bar(len(dataset.items), cached) if self.show_bar and todo else None
+        report = self.progress or (lambda done, total, stage: None)
+        started = time.perf_counter()
+        index_seconds = 0.0
+        done = cached
+        groups: dict[str, list[LabelledItem]] = {}
+        for item in todo:
+            groups.setdefault(docs_keys[item.id], []).append(item)
+        try:
+            for group in groups.values():
+                report(done, len(dataset.items), "index")
+                opening = time.perf_counter()
+                if folder_kb is not None:
+                    pipeline, kb_error = self.make_pipeline(folder_kb), None
+                else:
+                    pipeline, kb_error = self._pipeline_for(dataset.documents_for(group[0]))
+                index_seconds += time.perf_counter() - opening
+                for item in group:
+                    record = {"key": keys[item.id], "id": item.id}
+                    if kb_error:
+                        record["error"] = kb_error
+                    else:
+                        record.update(self._analyse(pipeline, item))
+                    cache.add(record)
+                    records[record["key"]] = record
+                    done += 1
+                    report(done, len(dataset.items), "analyse")
+                    if bar:
+                        bar.update(1)
+        finally:
+            if bar:
+                bar.close()
+        seconds = time.perf_counter() - started
+
+        items, traces, errors = [], [], {}
+        for item in dataset.items:
+            record = records[keys[item.id]]
+            if "error" in record:
+                errors[item.id] = record["error"]
+            else:
+                items.append(item)
+                traces.append(from_dict(Trace, record["trace"]))
+        return RunResult(dataset=dataset, items=tuple(items), traces=tuple(traces), errors=errors,
+                         analysed=len(todo), cached=cached, seconds=seconds, index_seconds=index_seconds,
+                         values=dict(self.values),
+                         cache_file=str(cache.path))
+
+    def _pipeline_for(self, documents: Sequence[Document]) -> tuple[Any, str | None]:
+        from core.kb import KnowledgeBaseError
+        if not documents:
+            return None, "the item has no documents to form a knowledge base from"
+        try:
+            return self.make_pipeline(self.open_kb(kb_folder(documents, self.cache_dir), self.values)), None
+        except KnowledgeBaseError as exc:
+            return None, f"its knowledge base could not be built: {exc}"
+
+    def _analyse(self, pipeline, item: LabelledItem) -> dict[str, Any]:
+        from core.pipeline import make_query
+        try:
+            query = make_query(item.question, item.scenario, item.history)
+            return {"trace": to_dict(pipeline.analyze(query, self.values))}
+        except ValueError as exc:  # InputError and the stages' own input checks: the item is unusable
+            return {"error": str(exc)}
+
+
+def _item_key(item: LabelledItem, docs_key: str) -> str:
+    return _hash(item.id, item.question, item.scenario, item.history, docs_key)
+
+
+def _bar(total: int, initial: int):
+    from tqdm import tqdm
+    return tqdm(total=total, initial=initial, unit="item", desc="analysing", file=sys.stderr,
+                dynamic_ncols=True, smoothing=0.1)
+
+
+# --- predictions and the report ---------------------------------------------------------
+
+def predicted_evidence(trace: Trace, limit: int = EVIDENCE_PER_ITEM) -> list[str]:
+    """What the answer would cite: the pragmatic evidence selection (seed 003) when the trace has
+    one, else the best sentence of each kept passage, in rank order."""
+    if trace.evidence is not None and trace.evidence.sentences:
+        return [s.text for s in trace.evidence.sentences]
+    by_id = {n.passage_id: n for n in trace.nli}
+    out = []
+    for p in trace.kept_passages()[:limit]:
+        n = by_id.get(p.passage.id)
+        sentences = p.passage.sentences
+        if n is not None and sentences:
+            out.append(sentences[min(n.best_sentence, len(sentences) - 1)].text)
+        else:
+            out.append(p.passage.text)
+    return out
+
+
+def predicted_answers(run: RunResult, codes: np.ndarray) -> list[str | None]:
+    """The yes/no an ANSWER gives when the conditions decide it (answer text comes from the agents later)."""
+    out = []
+    for code, outcome in zip(codes, run.table.outcome):
+        answered = ACTIONS[code] == "ANSWER"
+        out.append({"satisfied": "yes", "failed": "no"}.get(outcome) if answered else None)
+    return out
+
+
+def prediction_records(run: RunResult, codes: np.ndarray, rules: Sequence[str] | None = None,
+                       probabilities: np.ndarray | None = None,
+                       answers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """One JSON-ready row per item: gold, predicted action, rule, answer, evidence, signals, KB folder."""
+    polar = predicted_answers(run, codes)
+    rows = []
+    for n, (item, trace) in enumerate(zip(run.items, run.traces)):
+        row = {"id": item.id, "question": item.question, "scenario": item.scenario,
+               "history": [list(t) for t in item.history], "gold": item.action, "action": ACTIONS[codes[n]],
+               "correct": item.action == ACTIONS[codes[n]], "rule": rules[n] if rules is not None else None,
+               "answer": (answers or {}).get(item.id, polar[n]), "gold_answers": list(item.answers),
+               "evidence": predicted_evidence(trace), "gold_evidence": list(item.evidence),
+               "kb": trace.kb, "signals": to_dict(trace.signals), "extra": item.extra}
+        if probabilities is not None:
+            row["probabilities"] = {a: float(p) for a, p in zip(ACTIONS, probabilities[n])}
+        rows.append(row)
+    return rows
+
+
+def evaluate(run: RunResult, codes: np.ndarray, *, answer_score: np.ndarray | None = None,
+             ask_score: np.ndarray | None = None, score_names: tuple[str, str] = ("answerability", "incompleteness"),
+             answers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every metric of one configuration's actions on a run.
+
+    ``answer_score`` orders items for the risk–coverage curve (default: the answerability
+    signal A(q)); ``ask_score`` is the ANSWER-vs-ASK AUROC's score over items with a scenario
+    or history (default: incompleteness I(q)).
+    """
+    table = run.table
+    answer_score = table.columns["answerability"] if answer_score is None else answer_score
+    ask_score = table.columns["incompleteness"] if ask_score is None else ask_score
+    gold = run.gold
+    polar = predicted_answers(run, codes)
+    predicted = [(answers or {}).get(i.id, polar[n]) for n, i in enumerate(run.items)]
+    sel = run.has_context & ((gold == M.ANSWER) | (gold == M.ASK))
+    return {
+        "dataset": run.dataset.describe(), "format": run.dataset.format, "setting": run.dataset.setting,
+        "n_items": len(run.dataset.items), "n_analysed": len(run.items), "errors": len(run.errors),
+        "actions": M.action_metrics(gold, codes),
+        "answers": M.answer_metrics([i.answers for i in run.items], predicted),
+        "evidence": M.evidence_metrics([i.evidence for i in run.items], [predicted_evidence(t) for t in run.traces]),
+        "risk_coverage": {"score": score_names[0], **M.risk_coverage(gold == M.ANSWER, answer_score)},
+        "auroc_answer_vs_ask": {"score": score_names[1], "n": int(sel.sum()),
+                                "value": M.auroc(gold[sel] == M.ASK, ask_score[sel])},
+    }
