@@ -113,7 +113,7 @@ def render_settings() -> dict[str, Any]:
             group = [s for s in SETTINGS if s.stage == stage]
             if not group:
                 continue
-            with st.expander(STAGE_TITLES[stage], expanded=stage == "gate"):
+            with st.expander(STAGE_TITLES.get(stage, stage.title()), expanded=stage == "gate"):
                 for s in group:
                     values[s.name] = _widget(s, widget_key(s.name), state[widget_key(s.name)])
         values = settings_mod.resolve(values)

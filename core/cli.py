@@ -1,4 +1,4 @@
-"""Command line: ``python -m core index DIR`` and ``python -m core ask "question"``.
+"""Command line: ``python -m core index DIR``, ``ask "question"``, ``chat "question"``, ``eval``, ``calibrate``.
 
 Every setting in ``core.settings`` is a ``--set name=value`` flag; ``--list-settings``
 prints them with their defaults, ranges and explanations.
@@ -66,6 +66,11 @@ def cmd_ask(args, values) -> int:
     else:
         print(render_trace(trace, decision))
     return 0
+
+
+def cmd_chat(args, values) -> int:
+    from core.dialogue import chat_main
+    return chat_main(args, values, open_kb(Path(args.kb), values))
 
 
 def _history(items: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -142,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="an answered follow-up question (repeatable)")
     p_ask.add_argument("--kb", default=str(DEFAULT_KB), help="knowledge base folder (default: the sample KB)")
     p_ask.add_argument("--json", action="store_true", help="print the trace and decision as JSON")
+    p_chat = sub.add_parser("chat", help="a clarification dialogue: replies are read from stdin, one per line")
+    p_chat.add_argument("question")
+    p_chat.add_argument("--scenario", default="", help="facts the user states about themselves")
+    p_chat.add_argument("--kb", default=str(DEFAULT_KB), help="knowledge base folder (default: the sample KB)")
     from core.evaluation import cli as eval_cli
     eval_cli.add_subcommands(sub)
     return parser
@@ -164,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("eval", "calibrate"):
             from core.evaluation import cli as eval_cli
             return eval_cli.run(args, values)
-        return {"index": cmd_index, "ask": cmd_ask}[args.command](args, values)
+        return {"index": cmd_index, "ask": cmd_ask, "chat": cmd_chat}[args.command](args, values)
     except (ValueError, KnowledgeBaseError, ModelUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -29,6 +29,7 @@ CONDITION_CUE = re.compile(r"\b(must|eligible|qualify|require[sd]?|need to|have 
 IF_CLAUSE = re.compile(r"\b(only if|unless|if|provided that|as long as|as long as)\b\s+(.*)$", re.I)
 NEGATIVE_MAIN = re.compile(r"\b(cannot|can't|can not|won't|will not|not eligible|isn't|is not|are not|aren't|no longer|don't|do not)\b", re.I)
 FIRST_PERSON = re.compile(r"\b(i|me|my|mine|we|our|us|you|your)\b", re.I)
+UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
 YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re.I)
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -95,9 +96,16 @@ class VariableStage:
     def _by_nli(self, cond: Condition, facts: tuple[str, ...], direct: list[NliScores],
                 negated: list[NliScores]) -> Condition:
         """Established when a fact entails the condition more than its negation; contradicted when
-        a fact entails the negation (or contradicts the condition) more than the condition."""
-        k_e = max(range(len(facts)), key=lambda k: direct[k].entailment)
-        k_c = max(range(len(facts)), key=lambda k: max(negated[k].entailment, direct[k].contradiction))
+        a fact entails the negation (or contradicts the condition) more than the condition.
+
+        Only facts that share a content word with the condition count: an SNLI model gives
+        unrelated sentence pairs ("I like cats." / "I am aged 66 or over.") high scores.
+        """
+        related = [k for k in range(len(facts)) if _related(facts[k], cond.text)]
+        if not related:
+            return replace(cond, status="missing", method="nli (no related fact)")
+        k_e = max(related, key=lambda k: direct[k].entailment)
+        k_c = max(related, key=lambda k: max(negated[k].entailment, direct[k].contradiction))
         against = max(negated[k_c].entailment, direct[k_c].contradiction)
         if direct[k_e].entailment >= self.condition_entail and direct[k_e].entailment > negated[k_e].entailment:
             status, k = "established", k_e
@@ -115,7 +123,8 @@ class VariableStage:
         for i, cond in enumerate(conditions):
             j = int(np.argmax(sims[i]))
             answer = query.history[j][1]
-            polarity = "established" if YES.match(answer) else "contradicted" if NO.match(answer) else ""
+            polarity = ("" if UNSURE.search(answer) else "established" if YES.match(answer)
+                        else "contradicted" if NO.match(answer) else "")
             if sims[i, j] >= self.history_match and polarity:
                 out.append(replace(cond, status=_flip(polarity, cond), support=f"{questions[j]} {answer}",
                                    method=f"history (similarity {sims[i, j]:.2f})"))
@@ -124,8 +133,22 @@ class VariableStage:
         return out
 
 
+CONTENT = re.compile(r"[a-z]{4,}")
+STOP = frozenset("have been must will with from your that this they them their there which would could should "
+                 "about after before more less than least over under following meet conditions".split())
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in CONTENT.findall(text.lower()) if w not in STOP}
+
+
+def _related(fact: str, condition: str) -> bool:
+    """The fact and the condition share a content word (first five letters, so live/lived match)."""
+    return bool(_stems(fact) & _stems(condition))
+
+
 def _negated(cond: Condition) -> str:
-    return voice.to_user_voice(cond.text, lead=cond.lead, negate=True)
+    return voice.to_user_voice(cond.text, negate=True)
 
 
 def _flip(status: str, cond: Condition) -> str:
@@ -141,7 +164,7 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
     if query.scenario.strip():
         out += [s.strip() for s in SENTENCE_END.split(query.scenario.strip()) if s.strip()]
     for question, answer in query.history:
-        if answer.strip() and not (YES.match(answer) or NO.match(answer)):
+        if answer.strip() and not (YES.match(answer) or NO.match(answer) or UNSURE.search(answer)):
             out.append(answer.strip())
     return tuple(out)
 
@@ -206,7 +229,7 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
 
 
 def _condition(text: str, kind: str, passage_id: str, group: str, lead: str = "") -> Condition:
-    return Condition(text=text, user_voice=voice.to_user_voice(text, lead=lead), kind=kind,
+    return Condition(text=text, user_voice=voice.to_user_voice(text), kind=kind,
                      passage_id=passage_id, group=group, lead=lead)
 
 
