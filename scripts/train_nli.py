@@ -131,7 +131,8 @@ classification head.
 ## Training settings
 epochs {args.epochs}, learning rate {args.lr} (AdamW, weight decay 0.01, linear decay after
 {args.warmup:.0%} warm-up), batch {args.batch_size}, max_len {args.max_len}, seed {args.seed},
-{torch.get_num_threads()} CPU threads, {minutes:.0f} minutes. Weights saved in fp16.
+{torch.get_num_threads()} CPU thread(s), word embeddings {"trained" if args.train_word_embeddings else "frozen"},
+{minutes:.0f} minutes. Weights saved in fp16.
 Reproduce with `python scripts/train_nli.py --out models/nli-minilm-l6-snli`.
 
 ## Measured accuracy
@@ -158,7 +159,10 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-len", type=int, default=128)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads; 1 is robust when the CPU is shared")
+    parser.add_argument("--train-word-embeddings", action="store_true",
+                        help="also update the 30k×384 word-embedding matrix (half the parameters; slower)")
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
@@ -177,10 +181,16 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(encoder_path()))
     model = AutoModelForSequenceClassification.from_pretrained(
         str(encoder_path()), num_labels=3, id2label=dict(enumerate(LABELS)), label2id=LABEL2ID)
+    if not args.train_word_embeddings:
+        # Half of MiniLM's parameters are word embeddings; freezing them halves the optimizer's
+        # work and keeps the pre-trained vocabulary intact.
+        model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     model.train()
     steps = args.epochs * -(-len(rows) // args.batch_size)
     decay, no_decay = [], []
     for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
         (no_decay if "bias" in name or "LayerNorm" in name else decay).append(param)
     optim = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
                                {"params": no_decay, "weight_decay": 0.0}], lr=args.lr)
