@@ -4,6 +4,7 @@ action is ASK, answer the clarification in place and follow the dialogue turn by
 Start with ``.venv/bin/streamlit run app/Inspect.py`` from the project root.
 """
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 # `streamlit run` puts only app/ on the import path; the pages import core/, components/ and app/.
@@ -115,16 +116,27 @@ def results(values: dict) -> None:
     except (KnowledgeBaseError, ModelUnavailable, InputError, ValueError) as exc:
         st.error(str(exc))
         return
-    trace, decision = dialogue.trace, dialogue.decision
+    trace, decision, turn = dialogue.trace, dialogue.decision, dialogue.current
     st.session_state[wiring.DECISION_KEY] = decision
+    if turn.response is not None:  # the dialogue's clarification (or its refusal to ask again)
+        response, checks = turn.response, ()
+    else:
+        try:
+            response, checks = wiring.checked_response(trace, decision, values)
+        except (ModelUnavailable, ValueError) as exc:
+            st.error(str(exc))
+            return
+    st.session_state[wiring.RESPONSE_KEY] = response
 
     head, download = st.columns([4, 1], vertical_alignment="bottom")
     head.markdown(f"**Analysed:** {md(query.question)}")
     download.download_button("Download trace (JSON)", lambda: wiring.trace_json(trace, decision, dialogue),
                              key="aw_download", file_name="trace.json", mime="application/json", on_click="ignore",
                              width="stretch")
-    render_action(trace, decision, dialogue.current, len(dialogue.turns) - 1)
-    render_reply_box(dialogue.current, answer_clarification)
+    for warning in trace.warnings:
+        st.warning(warning)
+    render_action(decision, response, query.question, len(dialogue.turns) - 1)
+    render_reply_box(turn, answer_clarification)
     if shown(dialogue):
         render_turns(dialogue, rewind)
     st.caption("Stage time, s (0 = cached): " + " · ".join(f"{k} {v:.2f}" for k, v in trace.timings.items())
@@ -133,7 +145,7 @@ def results(values: dict) -> None:
     with chart:
         render_signals(trace.signals, decision)
     with gate:
-        render_gate_trace(decision)
+        render_gate_trace(replace(decision, rules=decision.rules + checks))  # with seed 004's answer checks
     render_passages(trace.passages, trace.nli, trace.fallback, trace.settings.get("fusion_alpha", 0.0),
                     trace.settings.get("entail_keep", 0.0), trace.evidence)
     claim, variables = st.columns(2)
@@ -143,7 +155,7 @@ def results(values: dict) -> None:
         render_variables(trace.variables)
     premises, graph = st.columns(2)
     with premises:
-        render_premises()
+        render_premises(trace.abduction)
     with graph:
         render_subgraph(trace.subgraph)
 

@@ -22,7 +22,7 @@ import streamlit as st
 from core import settings as settings_mod
 from core.dialogue import Dialogue
 from core.kb import SUFFIXES, KnowledgeBase, KnowledgeBaseError, index_settings, read_documents
-from core.types import Decision, Query, Trace, to_dict
+from core.types import Decision, Query, Response, RuleResult, Trace, to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_KB = ROOT / "sample_kb" / "documents"
@@ -37,6 +37,8 @@ DECISION_KEY = "aw_decision"
 DIALOGUE_KEY = "aw_dialogue"  # the core.dialogue.Dialogue of the question analysed
 DIALOGUE_ID_KEY = "aw_dialogue_id"  # [KB and query, non-gate settings] it was analysed with
 MOVE_KEY = "aw_dialogue_move"  # a reply or an edit from a button callback, applied on the next run
+RESPONSE_KEY = "aw_response"  # the Response the action card shows
+RESPONSES_KEY = "aw_responses"  # respond_checked results for the current trace (see checked_response)
 
 
 # --- knowledge bases -------------------------------------------------------------------
@@ -164,6 +166,23 @@ def current_analysis(values: Mapping[str, Any]) -> tuple[Trace, Decision] | None
     from core.gate import decide
     trace = st.session_state.get(TRACE_KEY)
     return None if trace is None else (trace, decide(trace, values))
+
+
+def checked_response(trace: Trace, decision: Decision,
+                     values: Mapping[str, Any]) -> tuple[Response, tuple[RuleResult, ...]]:
+    """``core.agents.respond_checked`` memoised for the current trace by what the response depends
+    on: the deciding rule (its reason and polarity follow from it, its thresholds do not matter) and
+    the response settings. A gate slider that leaves the deciding rule as it was writes no new
+    response, so it runs no grounding NLI; one that changes it writes the new response once."""
+    from core.agents import RESPONSE_SETTINGS, respond_checked
+    key = json.dumps([decision.action, decision.rule, decision.answer_polarity,
+                      {k: values[k] for k in RESPONSE_SETTINGS}], sort_keys=True, default=str)
+    memo = st.session_state.get(RESPONSES_KEY)
+    if memo is None or memo["trace"] is not trace:
+        memo = st.session_state[RESPONSES_KEY] = {"trace": trace, "responses": {}}
+    if key not in memo["responses"]:
+        memo["responses"][key] = respond_checked(trace, decision, values)
+    return memo["responses"][key]
 
 
 def trace_json(trace: Trace, decision: Decision, dialogue: Dialogue | None = None) -> str:

@@ -27,12 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from core import models, nli, settings  # noqa: E402
 from core.evaluation import metrics as M  # noqa: E402
-from core.evaluation.calibration import SignalTable, regate, suggest_thresholds  # noqa: E402
-from core.evaluation.cli import _signal_table  # noqa: E402
+from core.evaluation.calibration import SignalTable, regate, signal_report, suggest_thresholds  # noqa: E402
 from core.evaluation.importers import Dataset, load_dataset  # noqa: E402
 from core.evaluation.learned_gate import cross_validate  # noqa: E402
-from core.evaluation.runner import BatchRunner  # noqa: E402
+from core.evaluation.runner import BatchRunner, TraceCache  # noqa: E402
 from core.gate import decide_signals  # noqa: E402
+from core.types import Trace, from_dict  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SHARC = DATA / "sharc_dev_half_a.json"
@@ -83,9 +83,9 @@ def figures(dataset: Dataset) -> None:
     run = BatchRunner(None).run(dataset)
     print(f"\n=== {dataset.describe()}: {run.summary()}")
     start = time.perf_counter()
-    BatchRunner(None, show_bar=False).run(dataset).table
-    print(f"reloading the {len(dataset.items)} cached traces and their signal table: "
-          f"{time.perf_counter() - start:.1f} s")
+    reloaded = [from_dict(Trace, r["trace"]) for r in TraceCache(Path(run.cache_file)).load().values() if "trace" in r]
+    SignalTable.from_traces(reloaded)
+    print(f"reloading {len(reloaded)} cached traces and their signal table: {time.perf_counter() - start:.1f} s")
     table, gold, ctx = run.table, run.gold, run.has_context
     sel = ctx & ((gold == M.ANSWER) | (gold == M.ASK))
 
@@ -107,7 +107,7 @@ def figures(dataset: Dataset) -> None:
           f"rule gate, out-of-fold P(ASK) for the learned gate)")
     print(f"calibrated thresholds (all items): {suggestion.changed or 'no change'}  [search {t_rule:.1f} s, "
           f"learned gate cross-validation {t_learned:.1f} s]")
-    print(M.format_signal_table(_signal_table(table, gold, ctx),
+    print(M.format_signal_table(signal_report(table, gold, ctx),
                                 "per-signal AUROC (> 0.5: higher on the non-answer class; ANSWER vs ASK over "
                                 "items with context)"))
 

@@ -1,15 +1,19 @@
-"""Panel 7: the gate's rules in priority order, each comparison with its numbers, the one that fired."""
+"""Panel 7: the gate's rules in priority order, each comparison with its numbers, the one that fired;
+after them, when the gate answered, seed 004's answer-level checks on the written answer."""
 from __future__ import annotations
 
 import streamlit as st
 
-from components.common import ACTION_BADGE, panel_header
+from components.common import ACTION_BADGE, md, panel_header
 from core.types import Comparison, Decision
 
 HELP = ("decide() walks the rules top to bottom; the first enabled rule whose comparisons all hold decides "
         "the action, and if none does the answer is ANSWER. After seed 002 Eq. 21 (conflict → ASK, low Conf "
         "and Coverage → ABSTAIN, Amb → ASK, I(q) > τ_i → ASK), seed 004 layer 1 (flat weak scores) and "
-        "seed 000 (Sufficiency < τ → ABSTAIN). Pure arithmetic: moving a gate slider calls no model.")
+        "seed 000 (Sufficiency < τ → ABSTAIN). Pure arithmetic: moving a gate slider calls no model. "
+        "An ANSWER is then checked once it is written (seed 004 layers 2–3, listed after the gate's rules): "
+        "answer_grounding (one NLI call on the answer against the passages it cites) and hedging; either can "
+        "withhold the answer → ABSTAIN.")
 
 
 def comparison_text(c: Comparison) -> str:
@@ -37,3 +41,6 @@ def render_gate_trace(decision: Decision) -> None:
     st.markdown("\n".join(lines))
     st.markdown(f"Fired: **`{decision.rule}`** → :{ACTION_BADGE[decision.action]}-badge[{decision.action}] "
                 f"— {decision.reason}")
+    for check in (r for r in decision.rules if r.fired and r.name != decision.rule):
+        st.markdown(f"Then the answer check **`{check.name}`** withheld the answer → "
+                    f":{ACTION_BADGE[check.action]}-badge[{check.action}] — {md(check.explanation)}")

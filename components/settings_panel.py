@@ -24,10 +24,13 @@ CHANGED = " ●"
 STAGE_TITLES = {
     "index": "Index — re-indexes the knowledge base",
     "retrieval": "Retrieval — re-runs retrieval and what follows",
+    "evidence": "Evidence — re-runs the pragmatic evidence selection (seed 003)",
     "claim": "Claim",
     "nli": "NLI — re-runs the entailment filter and what follows",
     "variables": "Variables — re-checks the conditions",
+    "kg": "Knowledge graph — re-runs the subgraph query (seed 002 §7)",
     "signals": "Signals — recomputes the signals (no model call)",
+    "premises": "Premises — re-runs the abductive premises stage (seed 000)",
     "gate": "Gate — re-runs decide() only (no model call)",
 }
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Protocol, Sequence
 
 from core import settings as settings_mod
-from core.agents import AskAgent, Response
+from core.agents import AskAgent, Response, respond_checked
+from core.generation import backend_for
 from core.gate import decide
 from core.pipeline import make_query
 from core.types import Condition, Decision, Query, Trace
@@ -58,6 +59,7 @@ class Turn:
     rho: float = 1.0
     note: str = ""
     override: str = ""
+    response: Response | None = None  # when the gate asks: the ASK agent's question, or its refusal (override)
 
     @property
     def answered(self) -> bool:
@@ -71,9 +73,11 @@ def resolution_rate(trace: Trace) -> float:
 
 
 def clarification_question(trace: Trace, decision: Decision, asked: Sequence[str] = (),
-                           generator: Any = None) -> Response:
+                           generator: Any = None, repeat_similarity: float = 0.8) -> Response:
     """The ASK agent's question about the first open condition not in ``asked`` (condition texts
-    of earlier turns), or an ABSTAIN response when every open condition was asked already."""
+    of earlier turns), or an ABSTAIN response when every open condition was asked already. The
+    agent hears the premise abduction named (unless it was asked already) and skips conditions
+    whose cosine with an earlier follow-up reaches ``repeat_similarity``."""
     open_now = [c for c in still_open(trace.variables.conditions) if c.text in trace.variables.missing]
     fresh = tuple(c for c in open_now if c.text not in set(asked))
     if open_now and not fresh:
@@ -84,7 +88,8 @@ def clarification_question(trace: Trace, decision: Decision, asked: Sequence[str
     # The agent chooses among the missing conditions it is shown: show it only the fresh ones.
     settled = tuple(c for c in trace.variables.conditions if c.status != "missing")
     view = replace(trace, variables=replace(trace.variables, conditions=settled + fresh))
-    return AskAgent(generator).run(view, decision)
+    abduction = trace.abduction if trace.abduction is None or trace.abduction.ask_about not in asked else None
+    return AskAgent(generator, repeat_similarity).run(view, decision, abduction)
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ class Dialogue:
     query: Query  # the question, the scenario and any history given before the dialogue began
     values: dict[str, Any]  # the settings the next turn is analysed and decided with
     turns: tuple[Turn, ...]
-    generator: Any = field(default=None, compare=False, repr=False)  # the ASK agent's backend
+    generator: Any = field(default=None, compare=False, repr=False)  # the ASK agent's; None: the generator setting
 
     @classmethod
     def start(cls, pipeline: Analyser, query: Query | str, values: Mapping[str, Any] | None = None,
@@ -228,10 +233,13 @@ class Dialogue:
         turn = Turn(trace, decision, decision.action, resolved=resolved, rho=resolution_rate(trace), note=note)
         if decision.action != "ASK":
             return turn
-        response = clarification_question(trace, decision, asked, self.generator)
+        generator, setup = (self.generator, "") if self.generator is not None else backend_for(self.values)
+        response = clarification_question(trace, decision, asked, generator, self.values["ask_repeat_similarity"])
+        if setup:
+            response = replace(response, warning="; ".join(w for w in (response.warning, setup) if w))
         if response.action != "ASK":
-            return replace(turn, action=response.action, override=response.text)
-        return replace(turn, question=response.text, target=response.target, kind=response.kind)
+            return replace(turn, action=response.action, override=response.text, response=response)
+        return replace(turn, question=response.text, target=response.target, kind=response.kind, response=response)
 
 
 def reply_note(previous: Turn, resolved: Sequence[Condition]) -> str:
@@ -287,8 +295,7 @@ def render_turn(dialogue: Dialogue, index: int) -> str:
     elif turn.override:
         lines.append(_wrap(turn.override, "  "))
     else:
-        from core.agents import respond
-        lines.append(_wrap(respond(turn.trace, d).text, "  "))
+        lines.append(_wrap(respond_checked(turn.trace, d, dialogue.values)[0].text, "  "))
     return "\n".join(lines)
 
 

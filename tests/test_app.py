@@ -88,14 +88,37 @@ def test_inspect_shows_every_panel_and_the_action(fake):
     assert download.proto.deferred_file_id  # built on click; its JSON is checked in test_components
 
 
-def test_a_gate_slider_regates_without_reanalysing_and_other_settings_do_reanalyse(fake):
+@pytest.fixture
+def fake_nli(monkeypatch):
+    """The NLI model behind the answer's grounding check: records each call, and entails."""
+    from core import nli
+    from core.types import NliScores
+    batches: list[list] = []
+    monkeypatch.setattr(nli, "predict", lambda pairs: batches.append(list(pairs)) or [
+        NliScores(entailment=0.9, neutral=0.05, contradiction=0.05) for _ in pairs])
+    return batches
+
+
+def test_a_gate_slider_regates_without_reanalysing_and_other_settings_do_reanalyse(fake, fake_nli):
     at = ask(AppTest.from_file(INSPECT, default_timeout=30).run(), "Can I get the Winter Fuel Payment?", "I am 70.")
     trace = at.session_state[wiring.TRACE_KEY]
+    assert not fake_nli, "an ASK writes no answer to ground"
     at.sidebar.slider(key="aw_set_incompleteness_max").set_value(0.5).run()
     assert len(fake) == 1 and at.session_state[wiring.TRACE_KEY] is trace
     assert action_of(at) == "ANSWER" and at.session_state[wiring.DECISION_KEY].rule == "default_answer"
+    assert len(fake_nli) == 1, "the new ANSWER is written once and its grounding checked by one NLI call"
+    table = next(m.value for m in at.markdown if m.value.startswith("| # | rule"))
+    assert "`answer_grounding`" in table and "answer_entailment 0.900 < 0.500 ✗" in table
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert 0.5 in next(t for t in spec["data"] if t["name"] == "threshold")["x"]
+    at.sidebar.slider(key="aw_set_incompleteness_max").set_value(0.6).run()  # other numbers, the same rule
+    at.sidebar.slider(key="aw_set_incompleteness_max").set_value(0.0).run()  # back to ASK
+    at.sidebar.slider(key="aw_set_incompleteness_max").set_value(0.5).run()  # and to the ANSWER written before
+    assert at.session_state[wiring.DECISION_KEY].rule == "default_answer" and len(fake_nli) == 1, \
+        "re-gating to a decision whose response was written already checks nothing again"
+    at.sidebar.slider(key="aw_set_grounding_min").set_value(0.95).run()  # a response setting: checked again
+    assert len(fake_nli) == 2 and action_of(at) == "ABSTAIN" and "withheld by the answer_grounding rule" in card_of(at)
+    assert at.session_state[wiring.DECISION_KEY].action == "ANSWER", "the gate answered; the check withheld it"
     at.sidebar.slider(key="aw_set_top_k").set_value(8).run()
     assert len(fake) == 2 and fake[-1]["top_k"] == 8 and fake[-1]["incompleteness_max"] == 0.5
 
@@ -181,10 +204,19 @@ def test_real_sample_question_then_a_gate_slider_changes_the_action_with_no_mode
         key=f"aw_set_{name}")
     widget.set_value(value).run()
     after = at.session_state[wiring.DECISION_KEY]
-    assert models.CALLS == calls, "moving a gate threshold called a model"
+    # decide() re-gates with no model call. Only writing the response to the new decision may run a
+    # model: an ANSWER's grounding check is one NLI call (its answer span at most one spaCy parse);
+    # an ABSTAIN runs none.
+    moved = {role: n - calls[role] for role, n in models.CALLS.items()}
+    answered = int(after.action == "ANSWER")
+    assert moved["embedder"] == 0 and moved["nli"] <= answered and moved["spacy"] <= answered, moved
     assert at.session_state[wiring.TRACE_KEY] is trace
-    assert after.rule != before.rule and after.action != before.action and action_of(at) == after.action
+    assert after.rule != before.rule and after.action != before.action
+    assert action_of(at) == at.session_state[wiring.RESPONSE_KEY].action in (after.action, "ABSTAIN")
     assert after == decide(trace, at.session_state["aw_values"])
+    calls = dict(models.CALLS)
+    at.run()
+    assert models.CALLS == calls, "the response written for this decision is reused on the next run"
 
 
 def test_real_variables_setting_reruns_only_the_variables_stage(nli_model, monkeypatch):
@@ -316,7 +348,8 @@ def test_a_dialogue_in_place_reply_buttons_turns_edit_and_start_over(conversing)
     assert at.session_state[wiring.TRACE_KEY].query.history == (("Are you aged 66 or over?", "Yes"),)
     at.text_input(key="aw_reply").input("no")
     at.button(key="aw_send").click().run()
-    assert action_of(at) == "ANSWER" and "No — this condition is not met" in card_of(at)
+    assert action_of(at) == "ANSWER" and "No. “Winter Fuel Payment” requires “have lived in Calvera for 5 years”, " \
+        "but you said: Have you lived in Calvera for 5 years? no." in card_of(at)
     assert at.session_state[wiring.DECISION_KEY].answer_polarity == "no"
     assert len(conversing.queries) == 3
     edit = next(t for t in at.text_input if t.label == "Edit the reply to turn 1")

@@ -14,7 +14,7 @@ from components import action, graph, passages, signals as signals_panel
 from components.settings_panel import STAGE_TITLES
 from core import settings
 from core.gate import decide
-from core.types import Decision
+from core.types import Citation, Decision, Response, RuleResult
 from tests.factories import signals
 from tests.ui_factories import XSS_IMG, XSS_SCRIPT, nli, rich_trace
 
@@ -81,7 +81,7 @@ def _render_claim_and_variables(trace):
     from components.variables import render_variables
     render_claim(trace.claim)
     render_variables(trace.variables)
-    render_premises()
+    render_premises(trace.abduction)
 
 
 def test_claim_variables_and_premises_panels():
@@ -102,7 +102,7 @@ def test_claim_variables_and_premises_panels():
 # --- signals chart and gate trace -------------------------------------------------------------
 
 def test_signal_rows_colour_by_side_and_carry_thresholds():
-    trace = rich_trace(sig=signals(confidence=0.2, coverage=0.1))
+    trace = rich_trace(sig=signals(confidence=0.32, coverage=0.1))  # Conf alone is not below conf_abstain 0.30
     decision = decide(trace, {"conf_min": 0.35, "coverage_min": 0.3})
     rows = {(r["rule"], r["signal"]): r for r in signals_panel.signal_rows(decision)}
     assert rows[("low_retrieval", "confidence")]["side"] == "ABSTAIN"
@@ -138,60 +138,66 @@ def test_gate_trace_lists_rules_in_priority_order_and_marks_the_fired_one():
     assert any(t.get("name") == "threshold" for t in spec["data"])
 
 
-# --- action card ----------------------------------------------------------------------------
-
-def test_ask_uses_the_first_missing_condition_as_a_yes_no_question():
-    trace = rich_trace()
-    message = action.action_message(trace, decide(trace))
-    assert message.action == "ASK" and message.text == "Have you lived in Calvera for 5 years?"
-    assert message.citations == ("Winter Fuel Payment — policy/winter_fuel_payment#0 "
-                                 "(policy/winter_fuel_payment.md)",)
-
-
-def test_ask_for_ambiguity_uses_the_anchor_template():
-    trace = rich_trace(with_conditions=False, sig=signals(ambiguity=0.9, ambiguity_heuristics={
-        "short_query": 0.0, "dangling_pronoun": 1.0}))
-    message = action.action_message(trace, decide(trace))
-    assert message.text == "Regarding Winter Fuel Payment: could you specify who or what “it”, “they” or “this” refers to?"
-
-
-def test_answer_quotes_the_best_supported_sentence_with_citations():
+def test_gate_trace_lists_the_answer_checks_after_the_rules_and_says_which_withheld_the_answer():
+    from core.agents import grounding_check, hedging_check
     trace = rich_trace(with_conditions=False)
     decision = decide(trace)
-    message = action.action_message(trace, decision)
-    assert decision.action == "ANSWER" and message.text == "The Winter Fuel Payment helps older people with heating costs."
-    assert message.citations[0].startswith("Winter Fuel Payment — policy/winter_fuel_payment#0")
+    grounding = grounding_check(nli(0.2, 0.1), 0.5, 0.5)
+    hedging = hedging_check("The fee is £5.")
+    checks = (RuleResult("answer_grounding", "ABSTAIN", True, True, grounding.comparisons, grounding.detail),
+              RuleResult("hedging", "ABSTAIN", True, False, hedging.comparisons, hedging.detail))
+    shown = replace(decision, rules=decision.rules + checks)
+    at = AppTest.from_function(_render_signals_and_gate, kwargs={"trace": trace, "decision": shown}).run()
+    table = next(m.value for m in at.markdown if m.value.startswith("| # | rule"))
+    assert re.findall(r"\| `(\w+)` \|", table)[-2:] == ["answer_grounding", "hedging"]
+    grounded = next(line for line in table.splitlines() if "`answer_grounding`" in line)
+    assert "FIRED" in grounded and "answer_entailment 0.200 < 0.500 ✓" in grounded
+    withheld = next(m.value for m in at.markdown if m.value.startswith("Then the answer check"))
+    assert "**`answer_grounding`** withheld the answer" in withheld and "not grounded" in withheld
+    plain = AppTest.from_function(_render_signals_and_gate, kwargs={"trace": trace, "decision": decision}).run()
+    assert not any(m.value.startswith("Then the answer check") for m in plain.markdown)
 
 
-def test_answer_no_when_a_condition_is_contradicted():
+# --- action card ----------------------------------------------------------------------------
+
+WINTER_CITE = Citation("policy/winter_fuel_payment#0", "policy/winter_fuel_payment", "Winter Fuel Payment",
+                       "You can get it if you are aged 66 or over.")
+
+
+def test_card_shows_the_agents_response_kind_backend_citations_and_warning():
     trace = rich_trace()
-    failed = replace(trace.variables.conditions[0], status="contradicted", support="I am 40.")
-    trace = replace(trace, variables=replace(trace.variables, conditions=(failed,), missing=(), outcome="failed"),
-                    signals=signals(n_contradicted=1, condition_outcome="failed"))
-    message = action.action_message(trace, decide(trace))
-    assert message.text == "No — this condition is not met: “are aged 66 or over”" and "I am 40." in message.detail
-
-
-def test_abstain_distinguishes_topic_absent_from_fact_absent():
-    absent = rich_trace(with_conditions=False, sig=signals(confidence=0.1, coverage=0.1))
-    message = action.action_message(absent, decide(absent))
-    assert message.headline == "Not in the knowledge base" and "confidence 0.10 < 0.35" in message.detail
-    no_passages = replace(absent, passages=(), nli=())
-    assert action.action_message(no_passages, decide(no_passages)).headline == "Not in the knowledge base"
-    present = rich_trace(with_conditions=False, sig=signals(sufficiency=0.1))
-    message = action.action_message(present, decide(present))
-    assert message.headline == "Topic found, fact missing" and "“Winter Fuel Payment”" in message.text
-    assert "sufficiency 0.10 < 0.30" in message.detail
-
-
-def test_action_card_escapes_document_text():
-    trace = rich_trace(XSS_DOC, with_conditions=False)
-    hostile = next(i for i, s in enumerate(trace.passages[0].passage.sentences) if "onerror" in s.text)
-    trace = replace(trace, nli=(replace(trace.nli[0], best_sentence=hostile),) + trace.nli[1:])
     decision = decide(trace)
-    out = action.card_html(action.action_message(trace, decision), decision.rule)
-    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out and 'data-action="ANSWER"' in out
+    response = Response("ASK", "Have you lived in Calvera for 5 years?", "condition", "rules", (WINTER_CITE,),
+                        target="have lived in Calvera for 5 years", warning="no generator URL; used the template")
+    out = action.card_html(response, decision.rule, trace.query.question, action.decision_digest(decision), 2)
+    assert 'data-action="ASK"' in out and 'data-turn="2"' in out and 'data-kind="condition"' in out
+    assert ">Have you lived in Calvera for 5 years?</div>" in out, "the card shows the agent's text as it is"
+    assert "ASK · Clarification needed" in out and "rule missing_variables · condition · written by rules" in out
+    assert "<b>Winter Fuel Payment</b> — <code>policy/winter_fuel_payment#0</code>: " \
+           "“You can get it if you are aged 66 or over.”" in out
+    assert "⚠ no generator URL; used the template" in out
+    plain = action.card_html(replace(response, citations=(), warning=""), decision.rule)
+    assert "Sources:" not in plain and "⚠" not in plain
 
+
+def test_card_headline_follows_the_response_kind():
+    assert action.headline(Response("ABSTAIN", "t", "topic_absent", "rules")) == "Not in the knowledge base"
+    assert action.headline(Response("ABSTAIN", "t", "fact_absent", "rules")) == "Topic found, fact missing"
+    assert action.headline(Response("ASK", "t", "premise", "rules")) == "Clarification needed"
+    assert action.headline(Response("ASK", "t", "which_one", "rules")) == "Which topic do you mean?"
+    assert action.headline(Response("ANSWER", "t", "generated", "openai:m")) == "Generated answer"
+    assert action.headline(Response("ANSWER", "t", "polarity", "rules")) == "Answer decided by your facts"
+
+
+def test_action_card_escapes_document_user_and_model_text():
+    hostile = Response("ANSWER", f"The fee is £5. {XSS_IMG}", "generated", f"openai:{XSS_SCRIPT}",
+                       (Citation("d#0", "d", f"Hostile {XSS_SCRIPT}", f"Due in May {XSS_IMG}"),),
+                       warning=f"server said {XSS_SCRIPT}")
+    out = action.card_html(hostile, "default_answer")
+    assert "<img" not in out and "<script" not in out
+    # the title and the warning once each, the backend twice (data-backend and "written by")
+    assert out.count("&lt;img src=x onerror=alert(1)&gt;") == 2 and out.count("&lt;script&gt;") == 4
+    assert 'data-action="ANSWER"' in out and 'data-backend="openai:&lt;script&gt;' in out
 
 # --- graph ----------------------------------------------------------------------------------
 
@@ -321,18 +327,12 @@ def test_trace_json_round_trips():
     assert from_dict(Trace, data["trace"]) == trace and from_dict(Decision, data["decision"]) == decision
 
 
-def test_answer_never_quotes_a_heading():
-    trace = rich_trace(with_conditions=False)
-    trace = replace(trace, nli=(replace(trace.nli[0], best_sentence=0),) + trace.nli[1:])  # 0 is "# Winter Fuel Payment"
-    assert action.action_message(trace, decide(trace)).text == \
-        "The Winter Fuel Payment helps older people with heating costs."
-
-
 def test_card_carries_the_question_and_a_digest_of_the_decision():
     trace = rich_trace(with_conditions=False)
     a, b = decide(trace, {"sufficiency_min": 0.30}), decide(trace, {"sufficiency_min": 0.31})
     assert a.action == b.action == "ANSWER"
     assert action.decision_digest(a) != action.decision_digest(b), "a moved threshold changes the digest"
     assert action.decision_digest(a) == action.decision_digest(decide(trace, {"sufficiency_min": 0.30}))
-    out = action.card_html(action.action_message(trace, a), a.rule, f'Is "x" {XSS_SCRIPT}?', "d1")
+    out = action.card_html(Response("ANSWER", "The payment is £250 a year.", "extractive", "extractive"), a.rule,
+                           f'Is "x" {XSS_SCRIPT}?', "d1")
     assert 'data-question="Is &quot;x&quot; &lt;script&gt;alert(1)&lt;/script&gt;?"' in out and 'data-decision="d1"' in out

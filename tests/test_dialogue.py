@@ -20,7 +20,7 @@ from core.agents import AskAgent
 from core.dialogue import Dialogue, DialogueError, chat_main, clarification_question, decide_with_history
 from core.gate import decide
 from core.pipeline import make_query
-from core.types import Condition, Query, VariableState
+from core.types import Abduction, Condition, Premise, Query, VariableState
 from core.variables import NO, YES, combine, still_open
 from core.voice import to_question, to_user_voice
 from tests.factories import signals
@@ -141,8 +141,9 @@ def test_rewind_starts_over_or_edits_an_earlier_reply(no_embedder):
 def test_regate_redecides_only_the_current_turn_without_analysing(no_embedder, monkeypatch):
     import core.dialogue
     agent_runs = []
-    monkeypatch.setattr(core.dialogue, "AskAgent", lambda generator=None: SimpleNamespace(
-        run=lambda trace, decision: agent_runs.append(decision.rule) or AskAgent(generator).run(trace, decision)))
+    monkeypatch.setattr(core.dialogue, "AskAgent", lambda generator=None, similarity=0.8: SimpleNamespace(
+        run=lambda trace, decision, abduction=None: agent_runs.append(decision.rule)
+        or AskAgent(generator, similarity).run(trace, decision, abduction)))
     pipe = FakePipeline()
     d = Dialogue.start(pipe, QUESTION).answer("yes")
     loose = d.regate({"incompleteness_max": 0.9})
@@ -167,6 +168,29 @@ def test_clarification_question_skips_what_was_asked_and_falls_back_to_the_templ
         replace(c, text="ID") if c.status == "missing" else c for c in trace.variables.conditions),
         missing=("ID",)))
     assert clarification_question(odd, decide(odd)).text == "Regarding Winter Fuel Payment: could you specify ID?"
+
+
+def test_clarification_question_asks_what_abduction_named_until_it_was_asked(no_embedder):
+    trace = rich_trace()
+    premise = Premise("I am a resident of Calvera.", "missing_variable", status="about_user")
+    trace = replace(trace, abduction=Abduction(True, 0.2, 0.5, (premise,), premise, "ask", "are a resident of Calvera"))
+    first = clarification_question(trace, decide(trace))
+    assert (first.action, first.kind, first.target) == ("ASK", "premise", "are a resident of Calvera")
+    then = clarification_question(trace, decide(trace), asked=[first.target])
+    assert (then.kind, then.target) == ("condition", "have lived in Calvera for 5 years"), "never asked twice"
+
+
+def test_a_turn_keeps_the_ask_agents_response_and_hears_the_repeat_similarity(no_embedder, monkeypatch):
+    import core.dialogue
+    heard = []
+    monkeypatch.setattr(core.dialogue, "AskAgent", lambda generator=None, similarity=0.8: SimpleNamespace(
+        run=lambda trace, decision, abduction=None: heard.append(similarity)
+        or AskAgent(generator, similarity).run(trace, decision, abduction)))
+    d = Dialogue.start(FakePipeline(), QUESTION, {"ask_repeat_similarity": 0.55})
+    assert heard == [0.55] and d.current.response.action == "ASK"
+    assert (d.current.response.text, d.current.response.backend) == (d.current.question, "rules")
+    loose = d.answer("yes").regate({"incompleteness_max": 0.9})
+    assert loose.action == "ANSWER" and loose.current.response is None, "the page writes the answer, not the turn"
 
 
 def test_decide_with_history_replays_sharc_turns(no_embedder):

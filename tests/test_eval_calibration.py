@@ -10,10 +10,10 @@ import pytest
 
 from core import settings
 from core.evaluation import metrics as M
-from core.evaluation.calibration import (GATE_SETTINGS, VECTORISED, Objective, SignalTable, grid, regate,
+from core.evaluation.calibration import (GATE_SETTINGS, Objective, SignalTable, compile_rules, grid, regate,
                                          save_suggestion, suggest_thresholds, sweep, sweep_2d)
 from core.evaluation.learned_gate import LearnedGate, cross_validate
-from core.gate import decide_signals
+from core.gate import RULE_NAMES, decide_signals
 from core.types import ACTIONS
 from tests.factories import signals
 
@@ -30,6 +30,7 @@ def random_signals(rng: np.random.Generator, n: int):
             answer_type_found=float(rng.random() < 0.8), incompleteness=float(rng.choice([0.0, 0.5, rng.random()])),
             n_contradicted=int(rng.integers(0, 2)), condition_outcome=str(rng.choice(OUTCOMES)),
             kg_matched=int(rng.integers(0, 3)), kg_has_var=float(rng.random() < 0.3),
+            evidence_coverage=float(rng.random()), premise_supported=float(rng.random() < 0.3),
             ambiguity_heuristics={"short_query": float(rng.random() < 0.2), "dangling_pronoun": float(rng.random())}))
     return out
 
@@ -42,8 +43,14 @@ def random_values(rng: np.random.Generator) -> dict:
     return settings.resolve(values)
 
 
-def test_vectorised_gate_covers_every_rule():
-    assert VECTORISED, "core.gate has a rule calibration._VECTOR_RULES lacks: add it there"
+def test_every_gate_rule_compiles_to_numpy():
+    table = SignalTable.from_signals(random_signals(np.random.default_rng(9), 50))
+    compiled = compile_rules(table)
+    assert compiled is not None, "a core.gate rule cannot be replayed from its comparisons: regate would loop"
+    assert [switch for switch, _, _ in compiled] == [f"rule_{name}" for name in RULE_NAMES]
+    low = dict((switch, comps) for switch, _, comps in compiled)["rule_low_retrieval"]
+    assert [(op, t) for _, op, t in low] == [("<", "conf_min"), ("<", "coverage_min")]
+    assert (low[0][0] == table.columns["confidence"]).all()
 
 
 def test_regate_equals_decide_item_by_item():
@@ -95,7 +102,7 @@ def test_sweep_one_setting():
     best = s["values"][int(np.argmax(s["metrics"]["macro_f1"]))]
     assert abs(best - 0.62) <= 0.011 and s["current"] == 0.45
     assert s["metrics"]["coverage"][0] < s["metrics"]["coverage"][-1]  # higher amb_max asks less
-    with pytest.raises(ValueError, match="not a gate setting"):
+    with pytest.raises(ValueError, match="not a setting the gate rules read"):
         sweep(table, gold, None, "top_k")
 
 
@@ -117,7 +124,7 @@ def test_suggest_recovers_a_planted_threshold_out_of_fold(tmp_path):
     assert settings.load_preset(tmp_path / "p.json")["amb_max"] == sug.values["amb_max"]
 
 
-def test_full_search_finds_two_planted_rules():
+def test_search_over_several_thresholds_finds_two_planted_rules():
     rng = np.random.default_rng(5)
     n = 300
     suff, inc = rng.random(n), rng.choice([0.0, 0.0, 0.25, 0.5, 0.75], n)
@@ -125,7 +132,8 @@ def test_full_search_finds_two_planted_rules():
                                       for s, i in zip(suff, inc)])
     gold = np.where(inc > 0.3, "ASK", np.where(suff < 0.2, "ABSTAIN", "ANSWER"))  # the gate's rule order
     before = M.macro_f1(gold, regate(table).codes)
-    sug = suggest_thresholds(table, gold, folds=3, restarts=1)
+    sug = suggest_thresholds(table, gold, names=["incompleteness_max", "sufficiency_min", "amb_max", "conf_min"],
+                             folds=3, restarts=1)
     assert before < 0.8 and sug.out_of_fold["macro_f1"] > 0.95
     assert 0.25 <= sug.values["incompleteness_max"] < 0.5 and 0.15 <= sug.values["sufficiency_min"] <= 0.25
 
@@ -242,3 +250,14 @@ def test_context_features_and_a_gate_that_reads_them():
     assert [gate.decide(t)[0] for t in traces[:10]] == gold[:10]
     with pytest.raises(ValueError, match="give it the whole Trace"):
         gate.decide(traces[0].signals)
+
+
+def test_searchable_settings_are_those_the_rules_read():
+    assert {"amb_max", "incompleteness_max", "rule_ambiguity", "conf_min"} <= set(GATE_SETTINGS)
+    gate_stage = {s.name for s in settings.SETTINGS if s.stage == "gate"}
+    sigs = random_signals(np.random.default_rng(6), 50)
+    base = settings.defaults()
+    for name in gate_stage - set(GATE_SETTINGS):  # e.g. the answer mode: moving it never changes a decision
+        for value in grid(name)[:3]:
+            moved = {**base, name: value}
+            assert all(decide_signals(s, moved) == decide_signals(s, base) for s in sigs), name

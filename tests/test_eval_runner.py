@@ -302,17 +302,29 @@ def test_run_key_follows_models_and_analysis_code(fake, monkeypatch):
     assert fake().run_key() != key
 
 
-def test_code_stamp_changes_with_pipeline_code_not_gate_code(tmp_path, monkeypatch):
+def test_code_stamp_follows_the_code_the_pipeline_imports(tmp_path, monkeypatch):
     from core.evaluation import runner
-    (tmp_path / "core").mkdir()
-    (tmp_path / "core" / "pipeline.py").write_text("a = 1\n")
-    (tmp_path / "core" / "gate.py").write_text("t = 0.5\n")
+    core = tmp_path / "core"
+    core.mkdir()
+    (core / "pipeline.py").write_text("from core import nli\nfrom core.gate import decide\n"
+                                      "def f():\n    import core.signals\n")
+    for name in ("nli", "signals", "gate", "agents"):
+        (core / f"{name}.py").write_text("a = 1\n")
     monkeypatch.setattr(runner.models, "PROJECT_ROOT", tmp_path)
+    assert [p.name for p in runner.analysis_modules()] == ["nli.py", "pipeline.py", "signals.py"]
     stamp = runner.code_stamp()
-    (tmp_path / "core" / "gate.py").write_text("t = 0.6\n")
+    for name in ("gate", "agents"):  # not analysis code: traces stay valid
+        (core / f"{name}.py").write_text("a = 2\n")
     assert runner.code_stamp() == stamp
-    (tmp_path / "core" / "pipeline.py").write_text("a = 2\n")
+    (core / "signals.py").write_text("a = 2\n")  # imported inside a function: still analysis code
     assert runner.code_stamp() != stamp
+
+
+def test_real_analysis_modules_include_the_stages():
+    from core.evaluation.runner import analysis_modules
+    names = {p.name for p in analysis_modules()}
+    assert {"pipeline.py", "nli.py", "retrieval.py", "signals.py", "kb.py"} <= names
+    assert not names & {"gate.py", "cli.py", "settings.py"}
 
 
 def test_predicted_evidence_prefers_the_evidence_selection():

@@ -1,11 +1,12 @@
 """Re-gating cached signals, threshold sweeps and suggested thresholds.
 
-``regate`` applies the rule gate to a whole ``SignalTable`` at once with numpy:
-the same rules, in the same order, as ``core.gate.decide_signals`` (a test holds
-them equal item by item). A gate rule this module does not know makes it fall
-back to calling ``decide_signals`` per item, which is slower but never wrong.
-That is what makes sweeps cheap: a 2-D grid of 2,601 configurations over 1,000
-items takes about a second.
+``regate`` applies the rule gate to a whole ``SignalTable`` at once with numpy.
+It replays ``core.gate.RULES`` themselves: each rule is run once per row with
+marked thresholds to record its comparisons' values, operators and the setting
+each reads (``compile_rules``), so a new or reordered rule needs no change here,
+and a test holds the result equal to ``decide_signals`` item by item. Re-gating
+1,000 traces then takes well under a millisecond, which is what makes sweeps
+cheap: a 2-D grid of 2,601 configurations over 1,000 items takes about a second.
 
 ``suggest_thresholds`` searches the declared ranges of the gate settings by
 coordinate ascent (restarted from random points) for the configuration that
@@ -16,18 +17,42 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from functools import cached_property
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from core import settings as settings_mod
+from core.agents import RESPONSE_SETTINGS
 from core.evaluation import metrics as M
 from core.gate import RULE_NAMES, RULES, decide_signals
 from core.types import ACTIONS, Signals, Trace
 
 OUTCOMES = ("satisfied", "failed", "undetermined", "none")
 NUMERIC_SIGNALS = tuple(name for name, tp in typing.get_type_hints(Signals).items() if tp in (float, int))
-GATE_SETTINGS = tuple(s.name for s in settings_mod.SETTINGS if s.stage == "gate")
+
+
+def _read_by_rules() -> tuple[str, ...]:
+    """The settings ``decide_signals`` reads: each rule's switch and the thresholds its comparisons
+    look up (recorded by running every rule once). The response settings (``core.agents.RESPONSE_SETTINGS``:
+    answer mode, grounding, hedging) act after the answer is written, so re-gating signals cannot tune them."""
+    read: set[str] = {f"rule_{name}" for name in RULE_NAMES}
+
+    class Recorder(dict):
+        def __getitem__(self, key):
+            read.add(key)
+            return super().__getitem__(key)
+
+    blank = {str: "none", dict: {}, int: 0, float: 0.0}
+    signals = Signals(**{name: blank.get(typing.get_origin(tp) or tp, 0.0)
+                         for name, tp in typing.get_type_hints(Signals).items()})
+    values = Recorder(settings_mod.defaults())
+    for _, _, compare, _ in RULES:
+        compare(signals, values)
+    return tuple(s.name for s in settings_mod.SETTINGS if s.name in read and s.name not in RESPONSE_SETTINGS)
+
+
+GATE_SETTINGS = _read_by_rules()  # what sweeps and the threshold search may move
 
 
 @dataclass(frozen=True)
@@ -62,10 +87,18 @@ class SignalTable:
 
     def take(self, index: np.ndarray | Sequence[int]) -> "SignalTable":
         idx = np.asarray(index)
-        if idx.dtype == bool:
-            idx = np.flatnonzero(idx)
-        return SignalTable({k: v[idx] for k, v in self.columns.items()}, self.outcome[idx],
-                           self.has_passages[idx], tuple(self.signals[i] for i in idx))
+        idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(int)
+        sub = SignalTable({k: v[idx] for k, v in self.columns.items()}, self.outcome[idx],
+                          self.has_passages[idx], tuple(self.signals[i] for i in idx))
+        if "compiled" in self.__dict__ and self.compiled is not None:  # slice it rather than recompile
+            sub.__dict__["compiled"] = tuple((switch, code, tuple((v[idx], op, t) for v, op, t in comparisons))
+                                             for switch, code, comparisons in self.compiled)
+        return sub
+
+    @cached_property
+    def compiled(self):
+        """The gate rules compiled over these rows (see ``compile_rules``); computed on first re-gate."""
+        return compile_rules(self)
 
     def column(self, name: str) -> np.ndarray:
         """A numeric column, an ambiguity heuristic ("amb:short_query") or an outcome one-hot ("outcome:failed")."""
@@ -116,25 +149,38 @@ class Gated:
         return np.array(RULE_LABELS, dtype=object)[self.rule_index]
 
 
-# How each rule fires, vectorised; must mirror core.gate.RULES (test_eval_calibration checks it).
-_VECTOR_RULES: dict[str, Callable[[SignalTable, Mapping[str, Any]], np.ndarray]] = {
-    "conflict_nli": lambda t, v: t.columns["nli_conflict"] > float(v["nli_conflict_max"]),
-    "conflict_topic": lambda t, v: t.columns["topic_spread"] > float(v["conflict_max"]),
-    "low_retrieval": lambda t, v: (t.columns["confidence"] < float(v["conf_min"]))
-    & (t.columns["coverage"] < float(v["coverage_min"])),
-    "score_gap": lambda t, v: (t.columns["confidence"] < float(v["gap_conf_max"]))
-    & (t.columns["score_gap"] < float(v["gap_min"])),
-    "kg_empty": lambda t, v: t.columns["kg_matched"] == 0,
-    "ambiguity": lambda t, v: t.columns["ambiguity"] > float(v["amb_max"]),
-    "conditions_failed": lambda t, v: (t.columns["n_contradicted"] > 0) & (t.outcome == "failed"),
-    "missing_variables": lambda t, v: t.columns["incompleteness"] > float(v["incompleteness_max"]),
-    "kg_var": lambda t, v: t.columns["kg_has_var"] == 1,
-    "answer_type": lambda t, v: t.columns["answer_type_found"] < 1,
-    "low_sufficiency": lambda t, v: (t.columns["sufficiency"] < float(v["sufficiency_min"]))
-    & (t.outcome != "satisfied"),
-}
 _CODE = {a: i for i, a in enumerate(ACTIONS)}
-VECTORISED = set(RULE_NAMES) <= set(_VECTOR_RULES)
+_OPS = {"<": np.less, ">": np.greater, ">=": np.greater_equal, "<=": np.less_equal, "==": np.equal}
+_MARK = 1e12  # thresholds are looked up as _MARK + k, so each comparison shows which setting it reads
+
+# A rule compiled over a table: (switch name, action code, ((values, op, setting name or literal), ...)).
+CompiledRule = tuple[str, int, tuple[tuple[np.ndarray, str, Any], ...]]
+
+
+def compile_rules(table: SignalTable) -> tuple[CompiledRule, ...] | None:
+    """Run every gate rule once per row with marked thresholds and keep each comparison's signal
+    values, operator and threshold source. A comparison's value depends only on the signals, so
+    any configuration is then gated with numpy alone, by the very rules in ``core.gate`` (a new
+    or reordered rule needs no change here). None if a rule does something this cannot replay
+    (arithmetic on a threshold, comparisons that differ between rows): ``regate`` then loops."""
+    names = list(settings_mod.BY_NAME)
+    marked = {name: _MARK + k for k, name in enumerate(names)}
+    compiled = []
+    for rule, action, compare, _ in RULES:
+        rows = [compare(s, marked) for s in table.signals]
+        shapes = {tuple((c.op, c.threshold) for c in row) for row in rows}
+        if len(shapes) > 1:
+            return None
+        comparisons = []
+        for j, (op, threshold) in enumerate(next(iter(shapes), ())):
+            if threshold >= _MARK / 10:
+                k = threshold - _MARK
+                if k != int(k) or not 0 <= k < len(names):
+                    return None
+                threshold = names[int(k)]
+            comparisons.append((np.array([row[j].value for row in rows], dtype=float), op, threshold))
+        compiled.append((f"rule_{rule}", _CODE[action], tuple(comparisons)))
+    return tuple(compiled)
 
 
 def regate(table: SignalTable, values: Mapping[str, Any] | None = None) -> Gated:
@@ -143,7 +189,8 @@ def regate(table: SignalTable, values: Mapping[str, Any] | None = None) -> Gated
 
 
 def _gate(table: SignalTable, values: Mapping[str, Any]) -> Gated:
-    if not VECTORISED:
+    compiled = table.compiled
+    if compiled is None:
         decisions = [decide_signals(s, values, bool(p)) for s, p in zip(table.signals, table.has_passages)]
         return Gated(np.array([_CODE[d.action] for d in decisions], dtype=np.int64),
                      np.array([RULE_LABELS.index(d.rule) for d in decisions], dtype=np.int64))
@@ -153,14 +200,25 @@ def _gate(table: SignalTable, values: Mapping[str, Any]) -> Gated:
     open_ = table.has_passages.copy()
     codes[~open_] = _CODE["ABSTAIN"]
     rule_index[~open_] = 1
-    for k, (name, action, _, _) in enumerate(RULES, start=2):
-        if not values[f"rule_{name}"]:
+    for k, (switch, code, comparisons) in enumerate(compiled, start=2):
+        if not values[switch]:
             continue
-        fires = open_ & _VECTOR_RULES[name](table, values)
-        codes[fires] = _CODE[action]
+        fires = open_.copy()
+        for signal_values, op, threshold in comparisons:
+            fires &= _OPS[op](signal_values, values[threshold] if isinstance(threshold, str) else threshold)
+        codes[fires] = code
         rule_index[fires] = k
         open_ &= ~fires
     return Gated(codes, rule_index)
+
+
+def signal_report(table: SignalTable, gold, has_context: np.ndarray) -> list[dict]:
+    """Each signal's direction and strength: AUROC for ANSWER vs ASK over items with a scenario or
+    history (ShARC's ASK needs context to mean anything) and for ANSWER vs ABSTAIN over all items."""
+    columns = table.feature_columns()
+    ask = M.signal_aurocs(columns, gold, has_context, pairs=(("ANSWER", "ASK"),))
+    abstain = M.signal_aurocs(columns, gold, pairs=(("ANSWER", "ABSTAIN"),))
+    return [{**a, **b} for a, b in zip(ask, abstain)]
 
 
 # --- sweeps -----------------------------------------------------------------------------
@@ -184,7 +242,7 @@ def grid(name: str, max_points: int | None = None) -> list[Any]:
 
 def _check_gate_setting(name: str) -> None:
     if name not in GATE_SETTINGS:
-        raise ValueError(f"{name!r} is not a gate setting; sweepable: {', '.join(GATE_SETTINGS)}")
+        raise ValueError(f"{name!r} is not a setting the gate rules read; sweepable: {', '.join(GATE_SETTINGS)}")
 
 
 def sweep(table: SignalTable, gold, values: Mapping[str, Any] | None, name: str,

@@ -122,7 +122,7 @@ def cmd_eval(args, values) -> int:
 
 
 def cmd_calibrate(args, values) -> int:
-    from core.evaluation.calibration import Objective, regate, save_suggestion, suggest_thresholds
+    from core.evaluation.calibration import Objective, regate, save_suggestion, signal_report, suggest_thresholds
     from core.evaluation.learned_gate import LearnedGate, cross_validate
     if args.objective == "coverage" and args.max_hallucination is None:
         raise ValueError("--objective coverage needs --max-hallucination RATE (e.g. 0.1)")
@@ -155,7 +155,7 @@ def cmd_calibrate(args, values) -> int:
         report["learned_gate"] = args.learned_gate
     save_suggestion(suggestion, args.out)
 
-    signal_rows = _signal_table(table, gold, ctx)
+    signal_rows = signal_report(table, gold, ctx)
     report.update(comparison=rows, signals=signal_rows)
     print(M.format_comparison(rows, extra=("auroc_answer_vs_ask",)))
     print("\nsuggested gate settings (fitted on all items): "
@@ -168,14 +168,6 @@ def cmd_calibrate(args, values) -> int:
     print(f"\nwrote preset {args.out}" + (f" and learned gate {args.learned_gate}" if args.learned_gate else ""),
           file=sys.stderr)
     return 0
-
-
-def _signal_table(table, gold, has_context) -> list[dict]:
-    """Per-signal AUROC: ANSWER vs ASK on items with context, ANSWER vs ABSTAIN on all items."""
-    columns = table.feature_columns()
-    ask = M.signal_aurocs(columns, gold, has_context, pairs=(("ANSWER", "ASK"),))
-    abstain = M.signal_aurocs(columns, gold, pairs=(("ANSWER", "ABSTAIN"),))
-    return [{**a, **b} for a, b in zip(ask, abstain)]
 
 
 def _report_text(report: dict[str, Any], title: str) -> str:

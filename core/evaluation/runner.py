@@ -11,6 +11,7 @@ cached traces (``core.evaluation.calibration.regate``) needs no model.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -113,17 +114,35 @@ def model_stamp() -> dict[str, Any]:
     return stamp
 
 
-# Modules whose code does not shape a trace: editing them keeps cached traces valid.
-NOT_ANALYSIS = {"__init__.py", "__main__.py", "cli.py", "gate.py"}
+# Imported by the pipeline yet without effect on a trace (settings values are keyed themselves).
+NOT_ANALYSIS = {"gate", "settings"}
+
+
+def analysis_modules() -> list[Path]:
+    """The source files of ``core.pipeline`` and every ``core`` module it imports, transitively
+    (read from the import statements, so the UI, the agents and the CLI are left out)."""
+    core = models.PROJECT_ROOT / "core"
+    todo, seen = ["pipeline"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name in NOT_ANALYSIS or not (core / f"{name}.py").exists():
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((core / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "core":
+                todo += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core."):
+                todo.append(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                todo += [a.name.split(".")[1] for a in node.names if a.name.startswith("core.")]
+    return sorted(core / f"{name}.py" for name in seen)
 
 
 def code_stamp() -> str:
-    """A hash of the analysis code (``core/*.py`` but the gate and the CLI): traces made by
-    older code are not reused after an edit to the pipeline."""
+    """A hash of the analysis code: traces made by older pipeline code are not reused."""
     digest = hashlib.sha1()
-    for path in sorted((models.PROJECT_ROOT / "core").glob("*.py")):
-        if path.name not in NOT_ANALYSIS:
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in analysis_modules():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
