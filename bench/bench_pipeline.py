@@ -23,7 +23,7 @@ from core import settings  # noqa: E402
 from core.gate import decide  # noqa: E402
 from core.kb import KnowledgeBase  # noqa: E402
 from core.pipeline import Pipeline, make_query  # noqa: E402
-from core.types import ACTIONS  # noqa: E402
+from core.types import ACTIONS, to_dict  # noqa: E402
 
 
 def macro_f1(gold: list[str], pred: list[str]) -> tuple[float, dict[str, float], dict]:
@@ -45,6 +45,7 @@ def main() -> None:
     parser.add_argument("--questions", default=str(ROOT / "sample_kb" / "questions.jsonl"))
     parser.add_argument("--set", action="append", default=[])
     parser.add_argument("--show-errors", action="store_true")
+    parser.add_argument("--dump", metavar="FILE.jsonl", help="write every trace (JSON, one a line) here")
     args = parser.parse_args()
     values = settings.resolve(settings.parse_assignments(args.set))
     items = [json.loads(x) for x in Path(args.questions).read_text().splitlines() if x.strip()]
@@ -62,6 +63,9 @@ def main() -> None:
         t0 = time.perf_counter()
         traces.append(pipeline.analyze(query, values))
         times.append(time.perf_counter() - t0)
+    if args.dump:
+        with open(args.dump, "w") as handle:
+            handle.writelines(json.dumps({"id": i["id"], "trace": to_dict(t)}) + "\n" for i, t in zip(items, traces))
     gate_times, pred = [], []
     for trace in traces:
         t0 = time.perf_counter()

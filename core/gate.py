@@ -1,11 +1,16 @@
 """The three-action gate: a pure function of the trace's signals and the thresholds.
 
-Rules in priority order, after seed 002 v3 §5.3 (conflict → ASK; low Conf and low
-Coverage → ABSTAIN; Amb → ASK), seed 004 layer 1 (flat, weak scores → ABSTAIN),
+Rules in priority order, after seed 002 v3 §5.3 (conflict → ASK; Amb → ASK; low Conf and
+low Coverage → ABSTAIN), seed 004 layer 1 (a weak best score, or flat weak scores → ABSTAIN),
+seed 003 (topics the evidence leaves uncovered → ABSTAIN),
 seed 002 Eq. 21 (missing variables → ASK) and seed 000 (insufficient evidence →
 ABSTAIN). The first enabled rule whose comparisons all hold decides; if none
 does, ANSWER. Every rule is evaluated and returned, so the UI can show each
 comparison with its numbers. No model is called here.
+
+One deliberate change of order: ambiguity is checked before the retrieval rules. A
+question with a dangling pronoun ("Is he still alive?") retrieves nothing because it
+names nothing; asking what it refers to is the useful action, not abstaining.
 """
 from __future__ import annotations
 
@@ -31,6 +36,12 @@ RULES: tuple[Rule, ...] = (
     ("conflict_topic", "ASK",
      lambda s, t: [_cmp("topic_spread", s.topic_spread, ">", t["conflict_max"])],
      "The top passages are about different things: ask which one is meant."),
+    ("ambiguity", "ASK",
+     lambda s, t: [_cmp("ambiguity", s.ambiguity, ">", t["amb_max"])],
+     "The question is underspecified: ask what it refers to."),
+    ("low_confidence", "ABSTAIN",
+     lambda s, t: [_cmp("confidence", s.confidence, "<", t["conf_abstain"])],
+     "The best passage barely matches the question (seed 004 layer 1): the topic is absent."),
     ("low_retrieval", "ABSTAIN",
      lambda s, t: [_cmp("confidence", s.confidence, "<", t["conf_min"]),
                    _cmp("coverage", s.coverage, "<", t["coverage_min"])],
@@ -42,9 +53,6 @@ RULES: tuple[Rule, ...] = (
     ("kg_empty", "ABSTAIN",
      lambda s, t: [_cmp("kg_matched", s.kg_matched, "==", 0)],
      "No entity of the question is in the knowledge graph: the topic is unrecoverable."),
-    ("ambiguity", "ASK",
-     lambda s, t: [_cmp("ambiguity", s.ambiguity, ">", t["amb_max"])],
-     "The question is underspecified: ask what it refers to."),
     ("conditions_failed", "ANSWER",
      lambda s, t: [_cmp("conditions_contradicted", s.n_contradicted, ">", 0),
                    _cmp("outcome_failed", float(s.condition_outcome == "failed"), "==", 1)],
@@ -55,12 +63,19 @@ RULES: tuple[Rule, ...] = (
     ("kg_var", "ASK",
      lambda s, t: [_cmp("kg_has_var", s.kg_has_var, "==", 1)],
      "A missing variable is anchored in the knowledge graph: it can be asked for."),
+    ("uncovered_topics", "ABSTAIN",
+     lambda s, t: [_cmp("evidence_coverage", s.evidence_coverage, "<", t["evidence_coverage_min"]),
+                   _cmp("outcome_decided", float(s.condition_outcome in ("satisfied", "failed")), "==", 0),
+                   _cmp("premise_supported", s.premise_supported, "==", 0)],
+     "The evidence covers the question's entities but not what it asks about: the needed fact is not there."),
     ("answer_type", "ABSTAIN",
-     lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1)],
+     lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
+                   _cmp("premise_supported", s.premise_supported, "==", 0)],
      "The question asks for a value of a kind (date, amount, person, place) the evidence does not contain."),
     ("low_sufficiency", "ABSTAIN",
      lambda s, t: [_cmp("sufficiency", s.sufficiency, "<", t["sufficiency_min"]),
-                   _cmp("outcome_satisfied", float(s.condition_outcome == "satisfied"), "==", 0)],
+                   _cmp("outcome_satisfied", float(s.condition_outcome == "satisfied"), "==", 0),
+                   _cmp("premise_supported", s.premise_supported, "==", 0)],
      "The evidence does not entail the claim: the topic is present but the needed fact is not."),
 )
 RULE_NAMES = tuple(r[0] for r in RULES)

@@ -96,6 +96,7 @@ _PRE = re.compile(r"(?:^|(?<=[^\w']))(?P<rel>" + "|".join(
 _YEAR_ONLY = {"after", "before", "until", "up until", "by"}
 _POST_GE = re.compile(r"^\s*(?:(?:or|and)\s+(?:over|more|older|above|greater|longer|higher|upwards|after)\b|\+|plus\b)")
 _POST_LE = re.compile(r"^\s*(?:or|and)\s+(?:under|less|fewer|younger|below|lower|shorter|before|earlier)\b")
+_BARE_RANGE = re.compile(r"\s*(?:to|–)\s*\d")
 _INVERT = {">=": "<", ">": "<=", "<=": ">", "<": ">="}
 
 _PERSON = {"child": "child", "children": "child", "kid": "child", "kids": "child", "son": "child",
@@ -185,9 +186,10 @@ def extract(text: str) -> list[Quantity]:
             elif quantity.kind == found[-1].kind and "/" in quantity.unit and "/" not in found[-1].unit:
                 found[-1] = _replace(found[-1], unit=quantity.unit)  # "between £100 and £200 a week"
             pending_upper = -1
-        elif quantity.relation == "between":
+        elif quantity.relation == "between" or (quantity.relation == "==" and _BARE_RANGE.match(low[end:])):
+            # "between 16 and 24", "from 16 to 24", and a bare "aged 16 to 24"
             quantity = _replace(quantity, relation=">=")
-            joint = re.match(r"\s*(?:and|to|-)\s*", low[end:])
+            joint = re.match(r"\s*(?:and|to|-|–)\s*", low[end:])
             pending_upper = end + joint.end() if joint else -1
         found.append(quantity)
     for m in _NONE_OF.finditer(low):

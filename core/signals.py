@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.types import Claim, PassageNli, RetrievedPassage, Signals, Subgraph, VariableState
+from core.types import Claim, EvidenceSelection, PassageNli, RetrievedPassage, Signals, Subgraph, VariableState
 
 THIRD_PERSON = {"he", "she", "it", "they", "him", "her", "them", "his", "its", "their", "this", "that",
                 "these", "those", "one"}
@@ -66,7 +66,9 @@ def question_features(doc, has_context: bool) -> QuestionFeatures:
                                             for t in words)
                              else 0.2 if named else 0.5),
         "no_named_entity": 0.0 if named else (0.3 if specific_nouns else 1.0),
-        "incomplete_comparison": 1.0 if (any(t.tag_ in ("JJR", "RBR") or t.lower_ in COMPARE_WORDS for t in words)
+        # A predicative comparative ("Which one is bigger?"), not an attributive one ("older people").
+        "incomplete_comparison": 1.0 if (any((t.tag_ in ("JJR", "RBR") and t.dep_ != "amod")
+                                             or t.lower_ in COMPARE_WORDS for t in words)
                                          and len(entities) + len(proper) < 2
                                          and not any(t.lower_ in ("than", "or") for t in words)) else 0.0,
     }
@@ -117,7 +119,7 @@ class SignalStage:
     def run(self, *, claim: Claim, passages: tuple[RetrievedPassage, ...], nli: tuple[PassageNli, ...],
             variables: VariableState, features: QuestionFeatures, passage_vectors: np.ndarray,
             pair_contradiction: float, evidence_entity_labels: list[set[str]],
-            subgraph: Subgraph | None = None) -> Signals:
+            subgraph: Subgraph | None = None, evidence: EvidenceSelection | None = None) -> Signals:
         dense_top = max((p.dense for p in passages), default=0.0)
         conf = self.confidence(dense_top) if passages else 0.0
         gap = passages[0].fused - passages[1].fused if len(passages) > 1 else (passages[0].fused if passages else 0.0)
@@ -127,7 +129,8 @@ class SignalStage:
         suff = sufficiency(claim, nli)
         n_missing = len(variables.missing)
         return Signals(
-            confidence=conf, dense_top=dense_top, score_gap=gap, coverage=cov, ambiguity=amb,
+            confidence=conf, dense_top=dense_top, score_gap=gap, coverage=cov,
+            evidence_coverage=evidence_coverage(evidence), ambiguity=amb,
             ambiguity_heuristics=dict(features.ambiguity), topic_spread=spread,
             nli_conflict=pair_contradiction, sufficiency=suff,
             answer_type_found=answer_type_found(claim.answer_type, evidence_entity_labels),
@@ -138,6 +141,13 @@ class SignalStage:
             kg_matched=subgraph.n_matched if subgraph else 0,
             kg_path_score=subgraph.path_score if subgraph else 0.0,
             kg_has_var=float(subgraph.has_var) if subgraph else 0.0)
+
+
+def evidence_coverage(evidence: EvidenceSelection | None) -> float:
+    """Share of the question's topics that the selected evidence sentences cover (1 with no topics)."""
+    if evidence is None or not evidence.topics:
+        return 1.0
+    return 1.0 - len(evidence.uncovered) / len(evidence.topics)
 
 
 def sufficiency(claim: Claim, nli: tuple[PassageNli, ...]) -> float:

@@ -8,7 +8,7 @@ from core.types import Claim, Passage, Query, RetrievedPassage, Signals, Trace, 
 
 def signals(**overrides) -> Signals:
     """Signals of a clear, answerable question; override fields to push a rule."""
-    base = Signals(confidence=0.9, dense_top=0.7, score_gap=0.2, coverage=0.9, ambiguity=0.0,
+    base = Signals(confidence=0.9, dense_top=0.7, score_gap=0.2, coverage=0.9, evidence_coverage=1.0, ambiguity=0.0,
                    ambiguity_heuristics={"short_query": 0.0}, topic_spread=0.3, nli_conflict=0.1,
                    sufficiency=0.8, answer_type_found=1.0, answerability=0.5, incompleteness=0.0,
                    n_conditions=0, n_missing=0, n_contradicted=0, condition_outcome="none")

@@ -16,13 +16,14 @@ def test_clear_question_is_answered_by_default_rule():
 
 
 @pytest.mark.parametrize("overrides, action, rule", [
-    ({"confidence": 0.1, "coverage": 0.1}, "ABSTAIN", "low_retrieval"),
+    ({"confidence": 0.32, "coverage": 0.1}, "ABSTAIN", "low_retrieval"),
     ({"ambiguity": 1.0}, "ASK", "ambiguity"),
     ({"incompleteness": 0.5, "n_missing": 1, "condition_outcome": "undetermined"}, "ASK", "missing_variables"),
     ({"n_contradicted": 1, "condition_outcome": "failed", "incompleteness": 0.5}, "ANSWER", "conditions_failed"),
     ({"sufficiency": 0.05}, "ABSTAIN", "low_sufficiency"),
     ({"answer_type_found": 0.0}, "ABSTAIN", "answer_type"),
-    ({"nli_conflict": 0.99}, "ASK", "conflict_nli"),
+    ({"confidence": 0.1, "coverage": 0.9}, "ABSTAIN", "low_confidence"),
+    ({"evidence_coverage": 0.5}, "ABSTAIN", "uncovered_topics"),
 ])
 def test_each_rule_fires_on_its_signal(overrides, action, rule):
     d = decide(trace(signals(**overrides)))
@@ -31,16 +32,24 @@ def test_each_rule_fires_on_its_signal(overrides, action, rule):
     assert len(fired) == 1 and fired[0].name == rule
 
 
-def test_low_confidence_alone_does_not_abstain():
-    # Seed 002 rule 2 needs both Conf and Coverage low.
-    assert decide(trace(signals(confidence=0.1, coverage=0.9))).action == "ANSWER"
+def test_seed_002_rule_needs_both_conf_and_coverage_low():
+    s = signals(confidence=0.1, coverage=0.9)
+    assert decide(trace(s), {"rule_low_confidence": False}).action == "ANSWER"
+    assert decide(trace(signals(confidence=0.1, coverage=0.1)), {"rule_low_confidence": False}).rule == "low_retrieval"
 
 
-def test_priority_conflict_before_retrieval_before_ambiguity():
+def test_nli_conflict_rule_is_off_by_default_and_fires_when_switched_on():
+    s = signals(nli_conflict=0.99)
+    assert decide(trace(s)).action == "ANSWER"
+    assert decide(trace(s), {"rule_conflict_nli": True}).rule == "conflict_nli"
+
+
+def test_priority_conflict_before_ambiguity_before_retrieval():
     s = signals(nli_conflict=0.99, confidence=0.1, coverage=0.1, ambiguity=1.0)
-    assert decide(trace(s)).rule == "conflict_nli"
-    assert decide(trace(s), {"rule_conflict_nli": False}).rule == "low_retrieval"
-    assert decide(trace(s), {"rule_conflict_nli": False, "rule_low_retrieval": False}).rule == "ambiguity"
+    on = {"rule_conflict_nli": True}
+    assert decide(trace(s), on).rule == "conflict_nli"
+    assert decide(trace(s)).rule == "ambiguity"
+    assert decide(trace(s), {"rule_ambiguity": False}).rule == "low_confidence"
 
 
 def test_moving_a_threshold_across_the_signal_flips_the_action():
@@ -67,7 +76,7 @@ def test_no_passages_abstains():
 
 
 def test_every_comparison_reports_its_numbers():
-    d = decide(trace(signals(confidence=0.2, coverage=0.1)), {"conf_min": 0.35})
+    d = decide(trace(signals(confidence=0.2, coverage=0.1)), {"conf_min": 0.35, "rule_low_confidence": False})
     rule = next(r for r in d.rules if r.name == "low_retrieval")
     conf = rule.comparisons[0]
     assert (conf.signal, conf.op, conf.value, conf.threshold, conf.holds) == ("confidence", "<", 0.2, 0.35, True)

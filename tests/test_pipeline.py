@@ -63,12 +63,12 @@ def test_gate_threshold_change_costs_no_model_call(sample_pipeline, sample_quest
     assert again.signals == trace.signals and all(v == 0.0 for k, v in again.timings.items() if k != "signals")
 
 
-def test_retrieval_setting_reruns_retrieval(sample_pipeline):
+def test_retrieval_setting_reruns_retrieval_but_not_the_claim(sample_pipeline):
     query = make_query("Who designed the Harlow Bridge?")
     sample_pipeline.analyze(query)
-    before = models.CALLS["embedder"]
     trace = sample_pipeline.analyze(query, {"top_k": 3})
-    assert len(trace.passages) == 3 and models.CALLS["embedder"] == before + 1
+    assert len(trace.passages) == 3
+    assert trace.timings["retrieval"] > 0 and trace.timings["claim"] == 0.0
 
 
 def test_trace_round_trips_through_json(sample_traces):
