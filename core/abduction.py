@@ -20,14 +20,13 @@ import re
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from core import models, prompts
+from core import models, nli, prompts
 from core.generation import Backend, TemplateBackend
 from core.kb import KnowledgeBase
 from core.retrieval import Retriever
 from core.stepback import content_words
 from core.types import Abduction, Condition, KgEdge, NliScores, Premise, RetrievedPassage
 
-BULLET = re.compile(r"^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s+")
 LINE_PREFIX = re.compile(r"^\s*(?:[*\-•]|\d+[.):]|premise\s*\d*\s*[:.)-])\s*", re.I)
 FIRST_PERSON = re.compile(r"^(?:i|my|i'm|i've)\b", re.I)
 OUTCOMES = ("not_needed", "answer", "ask", "abstain")
@@ -62,7 +61,6 @@ class AbductionStage:
     def predict(self, pairs: list[tuple[str, str]]) -> list[NliScores]:
         if self._predict is not None:
             return self._predict(pairs)
-        from core import nli
         return nli.predict(pairs)
 
     def run(self, kb: KnowledgeBase, question: str, claim: str, evidence: Sequence[RetrievedPassage],
@@ -190,8 +188,7 @@ def _user_voice(condition: str) -> str:
 
 
 def _sentences(p: RetrievedPassage) -> list[str]:
-    out = [BULLET.sub("", s.text).strip().lstrip("# ") for s in p.passage.sentences]
-    return [s for s in out if s] or [p.passage.text]
+    return [text for _, text in nli.premise_sentences(p.passage)]
 
 
 def nli_units(sentences: list[str]) -> list[str]:

@@ -19,7 +19,7 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from core import models, prompts
+from core import models, nli, prompts
 from core import settings as settings_mod
 from core.abduction import nli_units
 from core.generation import Backend, TemplateBackend, backend_for
@@ -28,7 +28,6 @@ from core.stepback import content_words
 from core.types import (Abduction, AnswerCheck, Citation, Comparison, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
 
-BULLET = re.compile(r"^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s+")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 TOPIC_ABSENT_RULES = ("no_passages", "low_retrieval", "score_gap")
 TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount",
@@ -43,9 +42,8 @@ SPAN_LABELS = {**ANSWER_TYPE_LABELS, "PLACE": {"GPE", "LOC", "FAC"}}
 
 
 def _sentences(p: RetrievedPassage) -> list[str]:
-    """The same premise sentences the NLI stage scored (so ``best_sentence`` indexes them)."""
-    out = [BULLET.sub("", s.text).strip().lstrip("# ") for s in p.passage.sentences]
-    return [s for s in out if s] or [p.passage.text]
+    """The premise sentences the NLI stage scored."""
+    return [text for _, text in nli.premise_sentences(p.passage)]
 
 
 def _cite(p: RetrievedPassage, sentence: str) -> Citation:
@@ -128,9 +126,10 @@ class AnswerAgent:
                         answer=answer or sentence, statement=sentence)
 
     def _best_sentence(self, trace: Trace, p: RetrievedPassage) -> str:
-        sentences = _sentences(p)
+        premises = nli.premise_sentences(p.passage)
         n = next((n for n in trace.nli if n.passage_id == p.passage.id), None)
-        return sentences[n.best_sentence] if n is not None and n.best_sentence < len(sentences) else sentences[0]
+        # ``best_sentence`` indexes ``passage.sentences``, not the filtered premise list.
+        return dict(premises).get(n.best_sentence, premises[0][1]) if n is not None else premises[0][1]
 
     def _choose(self, trace: Trace, kept: Sequence[RetrievedPassage]) -> tuple[RetrievedPassage, str, str]:
         """The sentence that best entails the claim, unless the question wants a value of some

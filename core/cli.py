@@ -18,17 +18,21 @@ DEFAULT_KB = Path(__file__).resolve().parent.parent / "sample_kb" / "documents"
 
 
 def _progress_bar(desc: str):
-    """A tqdm-backed progress callback (done, total, stage) for long work."""
+    """A tqdm-backed progress callback (done, total, stage) for long work; the bar appears
+    only once there is progress to show, so an error is the first thing printed."""
     from tqdm import tqdm
-    bar = tqdm(total=0, desc=desc, unit="item", file=sys.stderr, leave=False)
+    bars = []
 
     def update(done: int, total: int, stage: str) -> None:
+        if not bars:
+            bars.append(tqdm(total=total, desc=desc, unit="item", file=sys.stderr, leave=False))
+        bar = bars[0]
         if bar.total != total:
             bar.reset(total=total)
         bar.set_description(f"{desc}: {stage}")
         bar.n = done
         bar.refresh()
-    update.close = bar.close  # type: ignore[attr-defined]
+    update.close = lambda: bars and bars[0].close()  # type: ignore[attr-defined]
     return update
 
 
@@ -138,16 +142,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--preset", help="a preset JSON file of settings")
     parser.add_argument("--list-settings", action="store_true", help="print every setting and exit")
     sub = parser.add_subparsers(dest="command")
-    p_index = sub.add_parser("index", help="build or refresh the index of a KB folder")
+    # --set and --preset also work after the subcommand: `python -m core ask "…" --set top_k=8`.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--set", action="append", default=[], dest="sub_set", metavar="NAME=VALUE",
+                        help="override a setting (repeatable)")
+    common.add_argument("--preset", dest="sub_preset", help="a preset JSON file of settings")
+    p_index = sub.add_parser("index", parents=[common], help="build or refresh the index of a KB folder")
     p_index.add_argument("dir", nargs="?", default=str(DEFAULT_KB))
-    p_ask = sub.add_parser("ask", help="analyse one question and print the trace and action")
+    p_ask = sub.add_parser("ask", parents=[common], help="analyse one question and print the trace and action")
     p_ask.add_argument("question")
     p_ask.add_argument("--scenario", default="", help="facts the user states about themselves")
     p_ask.add_argument("--history", action="append", metavar="'QUESTION=ANSWER'",
                        help="an answered follow-up question (repeatable)")
     p_ask.add_argument("--kb", default=str(DEFAULT_KB), help="knowledge base folder (default: the sample KB)")
     p_ask.add_argument("--json", action="store_true", help="print the trace and decision as JSON")
-    p_chat = sub.add_parser("chat", help="a clarification dialogue: replies are read from stdin, one per line")
+    p_chat = sub.add_parser("chat", parents=[common],
+                            help="a clarification dialogue: replies are read from stdin, one per line")
     p_chat.add_argument("question")
     p_chat.add_argument("--scenario", default="", help="facts the user states about themselves")
     p_chat.add_argument("--kb", default=str(DEFAULT_KB), help="knowledge base folder (default: the sample KB)")
@@ -168,8 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from core.kb import KnowledgeBaseError
     from core.models import ModelUnavailable
     try:
-        values = settings_mod.load_preset(args.preset) if args.preset else settings_mod.defaults()
-        values.update(settings_mod.parse_assignments(args.set))
+        preset = getattr(args, "sub_preset", None) or args.preset
+        values = settings_mod.load_preset(preset) if preset else settings_mod.defaults()
+        values.update(settings_mod.parse_assignments(args.set + getattr(args, "sub_set", [])))
         if args.command in ("eval", "calibrate"):
             from core.evaluation import cli as eval_cli
             return eval_cli.run(args, values)

@@ -10,6 +10,7 @@ keeps the best one.
 """
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -17,9 +18,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from core import models
-from core.types import NLI_LABELS, NliScores
+from core.types import NLI_LABELS, NliScores, Passage
 
 MAX_LENGTH = 256
+_MARKER = re.compile(r"^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s+")
 CACHE_SIZE = 50_000
 
 
@@ -107,6 +109,14 @@ def _score(nli: NliModel, batch: list[tuple[str, str]]) -> list[NliScores]:
     idx = nli.label_index
     return [NliScores(entailment=row[idx["entailment"]], neutral=row[idx["neutral"]],
                       contradiction=row[idx["contradiction"]]) for row in probs]
+
+
+def premise_sentences(passage: Passage) -> list[tuple[int, str]]:
+    """(index in ``passage.sentences``, text) of the sentences NLI scores for a passage:
+    headings dropped (a title entails nothing), bullet markers stripped."""
+    out = [(i, _MARKER.sub("", s.text).strip()) for i, s in enumerate(passage.sentences)
+           if not s.text.lstrip().startswith("#")]
+    return [(i, t) for i, t in out if t] or [(0, passage.text)]
 
 
 def best_sentence(sentences: Sequence[str], hypothesis: str) -> tuple[int, NliScores]:

@@ -35,7 +35,7 @@ from core.signals import QuestionFeatures, SignalStage, question_features
 from core.stepback import ClaimRewriter, StepBackRewriter, content_words, stepback_retrieve
 from core.types import (Abduction, Claim, KgEdge, Passage, PassageNli, Query, RetrievedPassage, StepBackRetrieval,
                         Subgraph, Trace, VariableState)
-from core.variables import BULLET, FIRST_PERSON, VariableStage
+from core.variables import FIRST_PERSON, VariableStage
 
 MAX_QUESTION_CHARS = 2000
 WORD_RE = re.compile(r"[a-z0-9]+")
@@ -238,7 +238,7 @@ class Pipeline:
     def _nli(self, claim: Claim, passages: tuple[RetrievedPassage, ...], entail_keep: float) -> NliResult:
         if not passages:
             return NliResult((), False, 0.0, ())
-        premises = [_premises(p) for p in passages]
+        premises = [nli.premise_sentences(p.passage) for p in passages]
         sentence_lists = [[text for _, text in pairs] for pairs in premises]
         hypotheses = [claim.text] + list(claim.sub_claims)
         per_hyp = [nli.best_sentences(sentence_lists, [h] * len(passages)) for h in hypotheses]
@@ -288,13 +288,6 @@ def _bridges(graph: KnowledgeGraph, inside: set[str], question: str) -> list[KgE
 def _kept(passages: tuple[RetrievedPassage, ...], results: tuple[PassageNli, ...]) -> tuple[RetrievedPassage, ...]:
     kept = {r.passage_id for r in results if r.kept}
     return tuple(p for p in passages if p.passage.id in kept)
-
-
-def _premises(p: RetrievedPassage) -> list[tuple[int, str]]:
-    """(index in ``passage.sentences``, text) of a passage's sentences as NLI premises:
-    bullet markers and heading marks stripped, empty ones dropped."""
-    out = [(i, BULLET.sub("", s.text).strip().lstrip("# ").strip()) for i, s in enumerate(p.passage.sentences)]
-    return [(i, t) for i, t in out if t] or [(0, p.passage.text)]
 
 
 def _pair_contradiction(sentences: list[str]) -> float:

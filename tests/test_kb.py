@@ -330,7 +330,9 @@ def test_build_writes_a_complete_index_that_loads(kb_dir, fake_embed):
     assert loaded.documents["policy/carers_allowance"].title == "Carer's Allowance"
     with pytest.raises(KeyError, match="no passage"):
         loaded.passage("passport#99")
-    assert {stage for _, _, stage in calls} == {"read", "embed", "write"}
+    assert {stage for _, _, stage in calls} == {"read", "embed", "write", "knowledge graph: parsing",
+                                                "knowledge graph: embedding nodes"} | (
+        {"knowledge graph: validating triples"} & {stage for _, _, stage in calls})
     assert (3, 3, "read") in calls and calls[-1] == (1, 1, "write")
     rows, scores = loaded.dense_search(loaded.embeddings[2], 3)
     assert rows[0] == 2 and scores[0] == pytest.approx(1.0, abs=1e-5)

@@ -38,7 +38,7 @@ def test_gate_macro_f1_on_sample_questions(sample_traces, sample_questions):
 def test_topic_absent_question_abstains(sample_pipeline):
     trace = sample_pipeline.analyze(make_query("Who won the 1998 world chess championship in Buenos Aires?"))
     d = decide(trace)
-    assert d.action == "ABSTAIN" and d.rule in ("low_retrieval", "score_gap", "low_sufficiency", "answer_type")
+    assert d.action == "ABSTAIN" and d.rule in ("low_confidence", "low_retrieval", "score_gap", "uncovered_topics")
 
 
 def test_quantity_in_scenario_fails_the_rule(sample_pipeline):

@@ -63,7 +63,8 @@ def test_documents_cover_three_domains_in_three_formats():
     assert by_folder["contracts"] == 2
     assert by_folder["encyclopedia"] >= 20
     assert set(by_folder) == set(DOMAINS.values())
-    suffixes = {p.suffix for p in DOCS.rglob("*") if p.is_file()}
+    suffixes = {p.suffix for p in DOCS.rglob("*")
+                if p.is_file() and not any(part.startswith(".") for part in p.relative_to(DOCS).parts)}
     assert suffixes == {".md", ".txt", ".jsonl"}
 
 
