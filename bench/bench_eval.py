@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_eval.py [--items 30]          # throughput + re-gate time
     .venv/bin/python bench/bench_eval.py --full [--contractnli-docs 20]   # + ShARC half, ContractNLI dev
 
-Throughput analyses ``--items`` ShARC items (a seeded sample) into a fresh temporary cache, with
-the models loaded beforehand (target ≥ 3 items/s on 2 cores, no generator). Re-gate time is for
+Throughput analyses ``--items`` ShARC items (a seeded sample) into a fresh temporary cache, after
+5 other items have loaded the models (target ≥ 3 items/s on 2 cores, no generator). Re-gate time is for
 1,000 cached traces' signals (target ≤ 1 s). ``--full`` analyses every item of
 ``../shared/data/sharc_dev_half_a.json`` and ``contractnli_dev.json`` (cached under
 ``.cache/eval``, so a rerun only re-gates) and prints, for each: the untuned defaults, the rule
@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core import models, nli, settings  # noqa: E402
+from core import settings  # noqa: E402
 from core.evaluation import metrics as M  # noqa: E402
 from core.evaluation.calibration import SignalTable, regate, signal_report, suggest_thresholds  # noqa: E402
 from core.evaluation.importers import Dataset, load_dataset  # noqa: E402
@@ -40,9 +40,10 @@ CONTRACTNLI = DATA / "contractnli_dev.json"
 
 
 def throughput(n_items: int) -> SignalTable:
-    models.get_embedder(), models.get_spacy(), nli.get_nli()  # load once, outside the timing
     dataset = load_dataset("sharc", SHARC, limit=n_items, seed=0)
+    warm_up = load_dataset("sharc", SHARC, limit=5, seed=99)  # first calls load models and lazy parts
     with tempfile.TemporaryDirectory() as cache:
+        BatchRunner(None, cache, show_bar=False).run(warm_up)
         run = BatchRunner(None, cache, show_bar=False).run(dataset)
     kbs = len({tuple(i.documents) for i in dataset.items})
     analysis = run.seconds - run.index_seconds
@@ -57,6 +58,9 @@ def regate_time(table: SignalTable) -> None:
     big = table.take(rows)
     values = settings.defaults()
     start = time.perf_counter()
+    big.compiled  # the rules replayed once per row (see calibration.compile_rules)
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
     repeats = 20
     for _ in range(repeats):
         regate(big, values)
@@ -65,8 +69,8 @@ def regate_time(table: SignalTable) -> None:
     for s in big.signals:
         decide_signals(s, values)
     loop = time.perf_counter() - start
-    print(f"re-gate 1,000 cached traces: {vectorised * 1000:.2f} ms vectorised, {loop * 1000:.0f} ms calling "
-          f"decide_signals per item (target ≤ 1 s)")
+    print(f"re-gate 1,000 cached traces: {vectorised * 1000:.2f} ms per configuration after compiling the rules "
+          f"once in {compile_s * 1000:.0f} ms; {loop * 1000:.0f} ms calling decide_signals per item (target ≤ 1 s)")
 
 
 def document_sample(dataset: Dataset, n_docs: int | None, seed: int = 0) -> Dataset:
@@ -103,8 +107,9 @@ def figures(dataset: Dataset) -> None:
             "rule gate calibrated (out-of-fold)": with_auc(suggestion.out_of_fold, incompleteness),
             "learned gate (out-of-fold)": with_auc(M.action_metrics(gold, codes), probs[:, 1])}
     print(M.format_comparison(rows, extra=("auroc_answer_vs_ask",)))
-    print(f"(ANSWER-vs-ASK AUROC over {int(sel.sum())} items with a scenario or history; score: I(q) for the "
-          f"rule gate, out-of-fold P(ASK) for the learned gate)")
+    if sel.any():
+        print(f"(ANSWER-vs-ASK AUROC over {int(sel.sum())} items with a scenario or history; score: I(q) for the "
+              f"rule gate, out-of-fold P(ASK) for the learned gate)")
     print(f"calibrated thresholds (all items): {suggestion.changed or 'no change'}  [search {t_rule:.1f} s, "
           f"learned gate cross-validation {t_learned:.1f} s]")
     print(M.format_signal_table(signal_report(table, gold, ctx),

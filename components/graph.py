@@ -24,8 +24,8 @@ HELP = ("Seed 002 §6: entities of the kept passages linked by the relations the
         "Edge weight w_e = min(0.95, α·sem(e) + (1−α)·act(e)) (Eq. 17/22), drawn as line width; "
         "PathScore(q) = max over paths of ∏ w_e (Eq. 18). ?var nodes are missing variables anchored to an entity. "
         "Hover a node or an edge for its source sentence.")
-EMPTY = ("No knowledge-graph subgraph yet: the KG stage lands with the knowledge-graph issue. "
-         "The renderer is ready and tested with a hand-made graph.")
+EMPTY = ("The question matched no node of the knowledge graph: no entity of it (and nothing close to it) "
+         "was extracted from the knowledge base (seed 002 §3.1: a topic with no graph nodes is unrecoverable).")
 NO_STAGE = "This trace has no knowledge-graph subgraph: it was analysed without the KG stage."
 NO_MATCH = ("No entity of the question matched a node of the knowledge graph (kg_matched = 0): "
             "there is nothing to draw, and the kg_empty rule may abstain.")

@@ -239,7 +239,7 @@ def test_render_graph_draws_an_iframe_or_the_empty_state():
     at = AppTest.from_function(_render_graph, kwargs={"nodes": GRAPH_NODES, "edges": GRAPH_EDGES}).run()
     assert "vis.Network" in at.get("iframe")[0].proto.srcdoc
     at = AppTest.from_function(_render_graph, kwargs={"nodes": [], "edges": []}).run()
-    assert not at.get("iframe") and "knowledge-graph issue" in at.info[0].value
+    assert not at.get("iframe") and "matched no node" in at.info[0].value
 
 
 # --- settings sidebar ---------------------------------------------------------------------

@@ -221,12 +221,12 @@ def format_comparison(rows: dict[str, dict[str, Any]], extra: Sequence[str] = ()
 
 
 def format_signal_table(rows: list[dict], title: str = "") -> str:
-    """Per-signal AUROC rows, strongest first (strength = |AUROC − 0.5| of the first pair)."""
+    """Per-signal AUROC rows, strongest first (strength = the largest |AUROC − 0.5| over the pairs)."""
     if not rows:
         return title
     pairs = [k for k in rows[0] if k != "signal"]
-    key = pairs[0]
-    ordered = sorted(rows, key=lambda r: -abs((r[key] if r[key] is not None else 0.5) - 0.5))
+    ordered = sorted(rows, key=lambda r: -max(abs(r[p] - 0.5) for p in pairs if r[p] is not None)
+                     if any(r[p] is not None for p in pairs) else 0.0)
     lines = [title] if title else []
     lines.append(f"  {'signal':<34}" + "".join(f"{p:>20}" for p in pairs))
     lines += [f"  {r['signal']:<34}" + "".join(f"{_fmt(r[p]):>20}" for p in pairs) for r in ordered]
