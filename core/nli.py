@@ -21,7 +21,8 @@ from core import models
 from core.types import NLI_LABELS, NliScores, Passage
 
 MAX_LENGTH = 256
-_MARKER = re.compile(r"^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s+")
+# A list-item marker at the start of a sentence ("* ", "2. ", "(a) "), stripped from premises.
+BULLET = re.compile(r"^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s+")
 CACHE_SIZE = 50_000
 
 
@@ -114,7 +115,7 @@ def _score(nli: NliModel, batch: list[tuple[str, str]]) -> list[NliScores]:
 def premise_sentences(passage: Passage) -> list[tuple[int, str]]:
     """(index in ``passage.sentences``, text) of the sentences NLI scores for a passage:
     headings dropped (a title entails nothing), bullet markers stripped."""
-    out = [(i, _MARKER.sub("", s.text).strip()) for i, s in enumerate(passage.sentences)
+    out = [(i, BULLET.sub("", s.text).strip()) for i, s in enumerate(passage.sentences)
            if not s.text.lstrip().startswith("#")]
     return [(i, t) for i, t in out if t] or [(0, passage.text)]
 

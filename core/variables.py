@@ -22,7 +22,7 @@ import numpy as np
 from core import models, nli, quantities, voice
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
-BULLET = re.compile(r"^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s+")
+BULLET = nli.BULLET
 ANY_CUE = re.compile(r"\b(any|one|either|at least one) of\b|\bany of the following\b", re.I)
 LEAD_IN_CUE = re.compile(r"\b(if|when|must|eligible|qualify|qualif|require|need|only|criteria|conditions|following|provided)\b", re.I)
 CONDITION_CUE = re.compile(r"\b(must|eligible|qualify|require[sd]?|need to|have to|has to|only if|unless|if|provided that|as long as)\b", re.I)
