@@ -32,8 +32,8 @@ from core.pipeline import InputError, make_query
 
 st.set_page_config(page_title="Inspect · Answerability Workbench", page_icon="🔎", layout="wide")
 
-QUESTION, SCENARIO, HISTORY, SAMPLE = "aw_question", "aw_scenario", "aw_history", "aw_sample"
-ANALYSE_NOW = "aw_analyse_now"
+QUESTION, SCENARIO, HISTORY = wiring.QUESTION_KEY, wiring.SCENARIO_KEY, wiring.HISTORY_KEY
+SAMPLE = "aw_sample"
 
 
 def use_sample() -> None:
@@ -42,11 +42,7 @@ def use_sample() -> None:
     if chosen is None:
         return
     item = wiring.sample_questions()[chosen]
-    st.session_state[QUESTION] = item["question"]
-    st.session_state[SCENARIO] = item.get("scenario", "")
-    st.session_state[HISTORY] = wiring.history_text(item.get("history", []))
-    st.session_state[wiring.KB_KEY] = wiring.display_path(wiring.DEFAULT_KB)
-    st.session_state[ANALYSE_NOW] = True
+    wiring.fill_inspect_form(item["question"], item.get("scenario", ""), item.get("history", []), wiring.DEFAULT_KB)
 
 
 def answer_clarification(reply: str, question: str) -> None:
@@ -87,7 +83,7 @@ def inputs() -> bool:
     kb_col.selectbox("Knowledge base", choices, key=wiring.KB_KEY, persist_state="session",
                      help="The sample KB, the folders under kbs/ and any folder opened on the Knowledge base page.")
     clicked = button_col.button("Analyse", type="primary", key="aw_analyse", width="stretch")
-    return clicked or st.session_state.pop(ANALYSE_NOW, False)
+    return clicked or st.session_state.pop(wiring.ANALYSE_NOW_KEY, False)
 
 
 def submit() -> None:

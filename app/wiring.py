@@ -39,6 +39,8 @@ DIALOGUE_ID_KEY = "aw_dialogue_id"  # [KB and query, non-gate settings] it was a
 MOVE_KEY = "aw_dialogue_move"  # a reply or an edit from a button callback, applied on the next run
 RESPONSE_KEY = "aw_response"  # the Response the action card shows
 RESPONSES_KEY = "aw_responses"  # respond_checked results for the current trace (see checked_response)
+QUESTION_KEY, SCENARIO_KEY, HISTORY_KEY = "aw_question", "aw_scenario", "aw_history"  # the Inspect form
+ANALYSE_NOW_KEY = "aw_analyse_now"  # set by whoever fills the form: Inspect analyses it on its next run
 
 
 # --- knowledge bases -------------------------------------------------------------------
@@ -211,8 +213,21 @@ def parse_history(text: str) -> list[tuple[str, str]]:
     return turns
 
 
-def history_text(history: Sequence[Mapping[str, str]]) -> str:
-    return "\n".join(f"{h['question']} = {h['answer']}" for h in history)
+def history_text(history: Sequence[Mapping[str, str] | Sequence[str]]) -> str:
+    """History turns ({"question", "answer"} or (question, answer)) as the form's "question = answer" lines."""
+    pairs = [(h["question"], h["answer"]) if isinstance(h, Mapping) else tuple(h) for h in history]
+    return "\n".join(f"{q} = {a}" for q, a in pairs)
+
+
+def fill_inspect_form(question: str, scenario: str, history: Sequence, kb_folder: str | Path) -> None:
+    """Load a question (with its scenario, history and KB) into the Inspect form, to be analysed when
+    Inspect next runs (the sample menu and the Evaluate page's click-through use this)."""
+    st.session_state[QUESTION_KEY] = question
+    st.session_state[SCENARIO_KEY] = scenario
+    st.session_state[HISTORY_KEY] = history_text(history)
+    st.session_state[KB_KEY] = remember_kb(Path(kb_folder)) if Path(kb_folder).resolve() != DEFAULT_KB.resolve() \
+        else display_path(DEFAULT_KB)
+    st.session_state[ANALYSE_NOW_KEY] = True
 
 
 @st.cache_data(show_spinner=False)

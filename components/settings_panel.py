@@ -7,8 +7,6 @@ preset loading run as callbacks, before the widgets are drawn, as Streamlit requ
 """
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any, Mapping
 
 import streamlit as st
@@ -54,14 +52,15 @@ def _typed(setting: Setting, value: Any) -> Any:
     return {"int": int, "float": float, "bool": bool}.get(setting.kind, str)(value)
 
 
-def _set_all(values: Mapping[str, Any]) -> None:
+def apply_values(values: Mapping[str, Any]) -> None:
+    """Put ``values`` into every settings widget (call from a callback: before the widgets are drawn)."""
     for s in SETTINGS:
         st.session_state[widget_key(s.name)] = _typed(s, values[s.name])
     st.session_state[VALUES_KEY] = dict(values)
 
 
 def _reset() -> None:
-    _set_all(settings_mod.defaults())
+    apply_values(settings_mod.defaults())
     st.session_state.pop(PRESET_ERROR_KEY, None)
 
 
@@ -69,24 +68,13 @@ def _load_preset() -> None:
     upload = st.session_state.get(PRESET_KEY)
     if upload is None:
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "preset.json"
-        path.write_bytes(upload.getvalue())
-        try:
-            values = settings_mod.load_preset(path)
-        except ValueError as exc:
-            st.session_state[PRESET_ERROR_KEY] = f"{upload.name}: {str(exc).replace(str(path), 'the file')}"
-            return
-    _set_all(values)
+    try:
+        values = settings_mod.parse_preset(upload.getvalue(), upload.name)
+    except ValueError as exc:
+        st.session_state[PRESET_ERROR_KEY] = str(exc) if upload.name in str(exc) else f"{upload.name}: {exc}"
+        return
+    apply_values(values)
     st.session_state.pop(PRESET_ERROR_KEY, None)
-
-
-def preset_json(values: Mapping[str, Any]) -> str:
-    """The preset file ``core.settings.save_preset`` writes, as text for a download button."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "preset.json"
-        settings_mod.save_preset(values, path)
-        return path.read_text()
 
 
 def _widget(setting: Setting, key: str, current: Any) -> Any:
@@ -96,6 +84,8 @@ def _widget(setting: Setting, key: str, current: Any) -> Any:
         return st.toggle(label, key=key, help=help_text, persist_state="session")
     if setting.kind == "choice":
         return st.selectbox(label, setting.choices, key=key, help=help_text, persist_state="session")
+    if setting.kind == "text":
+        return st.text_input(label, key=key, help=help_text, persist_state="session")
     cast = int if setting.kind == "int" else float
     return st.slider(label, cast(setting.low), cast(setting.high), step=cast(setting.step), key=key,
                      help=help_text, persist_state="session")
@@ -125,7 +115,7 @@ def render_settings() -> dict[str, Any]:
         st.caption(f"{len(changed)} setting(s) changed from the defaults" + (f": {', '.join(changed)}" if changed
                                                                               else "."))
         st.button("Reset to defaults", on_click=_reset, key="aw_reset", width="stretch")
-        st.download_button("Save preset (JSON)", lambda: preset_json(values), file_name="preset.json",
+        st.download_button("Save preset (JSON)", lambda: settings_mod.preset_json(values), file_name="preset.json",
                            mime="application/json", key="aw_preset_save", on_click="ignore", width="stretch")
         st.file_uploader("Load preset", type=["json"], key=PRESET_KEY, on_change=_load_preset,
                          help="A JSON file saved with 'Save preset' or core.settings.save_preset.")

@@ -82,9 +82,14 @@ RULE_NAMES = tuple(r[0] for r in RULES)
 
 
 def decide(trace: Trace, thresholds: Mapping[str, Any] | None = None) -> Decision:
-    """ANSWER / ASK / ABSTAIN for a trace; ``thresholds`` override the declared defaults."""
+    """ANSWER / ASK / ABSTAIN for a trace; ``thresholds`` override the declared defaults. With
+    ``gate_model=learned`` the learned gate decides and the rules are reported as they evaluated."""
     values = settings_mod.resolve(thresholds)
-    return decide_signals(trace.signals, values, has_passages=bool(trace.passages))
+    decision = decide_signals(trace.signals, values, has_passages=bool(trace.passages))
+    if values["gate_model"] == "learned":
+        from core.evaluation.learned_gate import load_cached
+        return load_cached(values["learned_gate_file"]).as_decision(trace, decision, values["learned_gate_file"])
+    return decision
 
 
 def decide_signals(signals: Signals, values: Mapping[str, Any], has_passages: bool = True) -> Decision:

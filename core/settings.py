@@ -34,6 +34,8 @@ class Setting:
             return "bool"
         if self.choices:
             return "choice"
+        if isinstance(self.default, str):
+            return "text"
         return "int" if isinstance(self.default, int) else "float"
 
     def coerce(self, value: Any) -> Any:
@@ -44,6 +46,8 @@ class Setting:
                     raise ValueError(f"{self.name} takes true or false, not {value!r}")
                 return value.lower() in ("1", "true", "yes", "on")
             return bool(value)
+        if self.kind == "text":
+            return str(value).strip()
         if self.kind == "choice":
             if value not in self.choices:
                 raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}, not {value!r}")
@@ -175,6 +179,15 @@ SETTINGS: tuple[Setting, ...] = (
           "policy and contract text yields few entity nodes.", default=False),
     _rule("kg_var", "Rule: ?var attached → ASK", "Seed 002 §6: a missing variable anchored in the graph is "
           "recoverable by asking. Off by default (the variables rule already asks).", default=False),
+    Setting("gate_model", "rules", "gate",
+            "Which gate decides: the rules above (each decision names the rule that fired) or a learned gate, a "
+            "calibrated logistic regression over the same signals fitted on labelled data (Evaluate page or "
+            "`python -m core calibrate --learned-gate`). The rule trace is still shown under a learned decision.",
+            choices=("rules", "learned"), label="Gate model"),
+    Setting("learned_gate_file", "presets/learned-gate-sample-kb.json", "gate",
+            "The learned gate's JSON file (relative paths start at the project root). The shipped ones are fitted "
+            "on the sample KB's questions, ShARC and ContractNLI; see presets/README.md.",
+            label="Learned gate file"),
     # --- generation (issue 5) ---
     Setting("generator", "template", "retrieval",
             "What writes generated text (step-back questions, LLM claims, premises, generated answers): template = "
@@ -318,6 +331,7 @@ def markdown_table() -> str:
     """The settings reference for the README and the UI's help."""
     rows = ["| name | stage | default | range | what it does |", "|---|---|---|---|---|"]
     for s in SETTINGS:
-        rng = "/".join(s.choices) if s.choices else ("on/off" if s.kind == "bool" else f"{s.low}–{s.high}")
+        rng = ("/".join(s.choices) if s.choices else "on/off" if s.kind == "bool" else "a path" if s.kind == "text"
+               else f"{s.low}–{s.high}")
         rows.append(f"| `{s.name}` | {s.stage} | {s.default} | {rng} | {s.help} |")
     return "\n".join(rows)

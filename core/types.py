@@ -7,6 +7,7 @@ Every stage returns one of these and never mutates its inputs. ``to_dict`` /
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -457,6 +458,14 @@ def from_dict(cls: Any, data: Any) -> Any:
     return _build(cls, data)
 
 
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """A dataclass's field names with their resolved type hints (resolving them is most of the cost of
+    rebuilding a trace, and they never change)."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+
+
 def _build(tp: Any, data: Any) -> Any:
     if data is None:
         return None
@@ -465,10 +474,7 @@ def _build(tp: Any, data: Any) -> Any:
         options = [a for a in typing.get_args(tp) if a is not type(None)]
         return _build(options[0], data)
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        kwargs = {f.name: _build(hints[f.name], data[f.name])
-                  for f in dataclasses.fields(tp) if f.name in data}
-        return tp(**kwargs)
+        return tp(**{name: _build(hint, data[name]) for name, hint in _fields(tp) if name in data})
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:

@@ -252,10 +252,11 @@ def _settings_page():
 
 def test_every_setting_has_a_widget_of_its_kind_with_help_grouped_by_stage():
     at = AppTest.from_function(_settings_page).run()
-    widgets = {w.key: w for w in list(at.sidebar.slider) + list(at.sidebar.toggle) + list(at.sidebar.selectbox)}
+    widgets = {w.key: w for w in list(at.sidebar.slider) + list(at.sidebar.toggle) + list(at.sidebar.selectbox)
+               + list(at.sidebar.text_input)}
     for s in settings.SETTINGS:
         w = widgets[f"aw_set_{s.name}"]
-        kind = {"bool": "toggle", "choice": "selectbox"}.get(s.kind, "slider")
+        kind = {"bool": "toggle", "choice": "selectbox", "text": "textinput"}.get(s.kind, "slider")
         assert type(w).__name__.lower() == kind, s.name
         assert s.help in w.help and w.value == s.default and "●" not in w.label
     assert [e.label for e in at.sidebar.expander] == [

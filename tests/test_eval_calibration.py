@@ -261,3 +261,29 @@ def test_searchable_settings_are_those_the_rules_read():
         for value in grid(name)[:3]:
             moved = {**base, name: value}
             assert all(decide_signals(s, moved) == decide_signals(s, base) for s in sigs), name
+
+
+def test_gate_model_setting_lets_a_learned_gate_decide(tmp_path):
+    """``gate_model=learned`` makes core.gate.decide (the Inspect page, the CLI, the dialogue) use the
+    learned gate's file; the rules stay in the decision, evaluated but not firing."""
+    from dataclasses import replace
+    from core.gate import decide
+    from core.types import Query
+    from tests.factories import trace
+    rng = np.random.default_rng(7)
+    traces, gold = [], []
+    for k in range(90):
+        inc = float(rng.random())
+        traces.append(replace(trace(signals(incompleteness=inc)), query=Query(f"Can I get it {k}?")))
+        gold.append("ASK" if inc > 0.5 else "ANSWER")
+    LearnedGate.fit(SignalTable.from_traces(traces), gold).save(tmp_path / "gate.json")
+    values = {"gate_model": "learned", "learned_gate_file": str(tmp_path / "gate.json"), "incompleteness_max": 0.9}
+    asking = next(t for t, g in zip(traces, gold) if g == "ASK" and t.signals.incompleteness > 0.7)
+    by_rules = decide(asking, {"incompleteness_max": 0.9})
+    learned = decide(asking, values)
+    assert by_rules.action == "ANSWER" and learned.action == "ASK" and learned.rule == "learned_gate"
+    assert learned.rules[0].fired and not any(r.fired for r in learned.rules[1:])
+    assert [r.name for r in learned.rules[1:]] == [r.name for r in by_rules.rules]
+    assert "P(ASK)" in learned.reason and "The rule gate would say ANSWER (rule default_answer)" in learned.reason
+    with pytest.raises(ValueError, match="does not exist"):
+        decide(asking, {**values, "learned_gate_file": str(tmp_path / "missing.json")})

@@ -227,12 +227,14 @@ SWEEP_METRICS = ("macro_f1", "accuracy", "coverage", "hallucination_rate", "ask_
 
 
 def grid(name: str, max_points: int | None = None) -> list[Any]:
-    """The declared values of a gate setting: its range on its step (or both switch states)."""
+    """The declared values of a gate setting: its range on its step (both switch states, every choice)."""
     s = settings_mod.BY_NAME[name]
     if s.kind == "bool":
         return [False, True]
     if s.kind == "choice":
         return list(s.choices)
+    if s.kind == "text":  # a file path: no range to search
+        return [s.default]
     n = int(round((s.high - s.low) / s.step)) + 1
     points = np.round(s.low + s.step * np.arange(n), 6)
     if max_points and n > max_points:

@@ -23,9 +23,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from core import models
 from core.evaluation import metrics as M
 from core.evaluation.calibration import OUTCOMES, SignalTable
-from core.types import ACTIONS, Signals, Trace
+from core.types import ACTIONS, Decision, RuleResult, Signals, Trace
 
 KIND = "answerability-workbench-learned-gate"
 VERSION = 1
@@ -136,6 +137,28 @@ class LearnedGate:
         codes, probs = self.predict(table)
         return ACTIONS[codes[0]], {a: float(p) for a, p in zip(ACTIONS, probs[0])}
 
+    def as_decision(self, trace: Trace, rule_decision: Decision, source: str = "") -> Decision:
+        """The learned gate's Decision for one trace, in the shape ``core.gate.decide`` returns: a
+        ``learned_gate`` entry that decides, then the rule gate's rules as they evaluated, none firing
+        (so the gate trace still shows what each rule would have done)."""
+        action, probs = self.decide(trace)
+        shown = ", ".join(f"P({a}) {probs[a]:.2f}" for a in ACTIONS if a in self.classes)
+        fitted = self.info.get("dataset") or f"{self.info.get('n', '?')} labelled items"
+        how = ("the highest after dividing each by its share of the training labels" if self.decision == "balanced"
+               else "the highest")
+        floor = (f"; ANSWER needs P(ANSWER) ≥ {self.answer_threshold:.2f}" if self.answer_threshold is not None
+                 else "")
+        reason = (f"Learned gate{f' {source}' if source else ''} (logistic regression over the signals, "
+                  f"{self.calibration}-calibrated, fitted on {fitted}): {shown}; {action} is {how}{floor}. "
+                  f"The rule gate would say {rule_decision.action} (rule {rule_decision.rule}).")
+        decided = RuleResult("learned_gate", action, True, True, (), reason)
+        rules = tuple(dataclasses.replace(r, fired=False) for r in rule_decision.rules)
+        polarity = ""
+        if action == "ANSWER" and trace.signals.condition_outcome in ("satisfied", "failed"):
+            polarity = "yes" if trace.signals.condition_outcome == "satisfied" else "no"
+        return Decision(action=action, rule="learned_gate", reason=reason, rules=(decided, *rules),
+                        answer_polarity=polarity)
+
     def _calibrate(self, raw: np.ndarray) -> np.ndarray:
         cal = np.column_stack([_apply_calibrator(c, raw[:, i], self.calibration)
                                for i, c in enumerate(self.calibrators)])
@@ -191,6 +214,26 @@ class LearnedGate:
                        decision=data["decision"], answer_threshold=data["answer_threshold"], info=data["info"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"learned gate {path} is damaged ({type(exc).__name__}: {exc}); retrain it") from None
+
+
+_LOADED: dict[tuple[str, int], LearnedGate] = {}
+
+
+def load_cached(path: str | Path) -> LearnedGate:
+    """``LearnedGate.load`` memoised by path and modification time (the gate runs on every slider move);
+    a relative path starts at the project root."""
+    file = Path(path)
+    file = file if file.is_absolute() else models.PROJECT_ROOT / file
+    try:
+        stamp = file.stat().st_mtime_ns
+    except OSError:
+        raise ValueError(f"learned gate file {path} does not exist: fit one on the Evaluate page or with "
+                         f"`python -m core calibrate … --learned-gate FILE`, or set the gate model to rules") from None
+    key = (str(file), stamp)
+    if key not in _LOADED:
+        _LOADED.clear()  # one gate in use at a time; a rewritten file replaces the old entry
+        _LOADED[key] = LearnedGate.load(file)
+    return _LOADED[key]
 
 
 def _replace(gate: LearnedGate, **changes) -> LearnedGate:

@@ -1,0 +1,354 @@
+"""Evaluate the gate on a labelled set: metrics, confusion matrices, sweeps, calibration and the learned
+gate, all re-computed from cached traces as the sidebar's gate sliders move (no model call)."""
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+# `streamlit run` puts only app/ on the import path; the pages import core/, components/ and app/.
+if (ROOT := str(Path(__file__).resolve().parents[2])) not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import numpy as np
+import streamlit as st
+
+from app import wiring
+from components import evaluation as ev
+from components.common import md
+from components.settings_panel import apply_values, render_settings
+from core import settings as settings_mod
+from core.evaluation import (BatchRunner, DatasetError, LearnedGate, Objective, evaluate, load_dataset,
+                             prediction_records, regate, suggest_thresholds, sweep, sweep_2d)
+from core.evaluation import metrics as M
+from core.evaluation.calibration import GATE_SETTINGS, SWEEP_METRICS, signal_report
+from core.evaluation.importers import FORMATS
+from core.evaluation.learned_gate import cross_validate
+from core.kb import KnowledgeBaseError
+from core.models import ModelUnavailable
+from core.types import ACTIONS
+
+st.set_page_config(page_title="Evaluate · Answerability Workbench", page_icon="📊", layout="wide")
+
+RUN = "aw_eval_run"  # {"id", "run"}: the analysed labelled set
+LEARNED = "aw_eval_learned"  # {"id", "codes", "probs"}: the learned gate's out-of-fold predictions
+SUGGESTION = "aw_eval_suggestion"  # {"id", "suggestion"}: thresholds suggested for this run
+TO_INSPECT = "aw_eval_open"  # an item to open on Inspect (set by a callback, acted on in the body)
+UPLOADS = wiring.ROOT / ".cache" / "eval" / "uploads"
+SHARED = wiring.ROOT.parent / "shared" / "data"
+SOURCES = {  # label -> (format, path); the shared files only where they exist
+    "Sample KB questions": ("jsonl", wiring.SAMPLE_QUESTIONS),
+    "ShARC dev half (shared/data)": ("sharc", SHARED / "sharc_dev_half_a.json"),
+    "ContractNLI dev (shared/data)": ("contractnli", SHARED / "contractnli_dev.json"),
+}
+OTHER, UPLOAD = "A file on this machine", "Upload a file"
+GATE_NUMERIC = [n for n in GATE_SETTINGS if settings_mod.BY_NAME[n].kind in ("int", "float")]
+
+
+def source_form():
+    """The labelled-set chooser; returns (format, path, setting, limit, seed) or None if incomplete."""
+    options = [k for k, (_, p) in SOURCES.items() if Path(p).is_file()] + [OTHER, UPLOAD]
+    source = st.selectbox("Labelled set", options, key="aw_eval_source")
+    left, mid, right, far = st.columns(4)
+    if source in SOURCES:
+        fmt, path = SOURCES[source]
+    else:
+        fmt = left.selectbox("Format", FORMATS, key="aw_eval_format",
+                             help="sharc / contractnli / squad2 / hotpotqa: the published JSON formats; jsonl: this "
+                                  "project's own schema (sample_kb/questions.jsonl), questions about the selected KB.")
+        path = None
+        if source == OTHER:
+            typed = st.text_input("Path of the file (relative paths start at the project root)", key="aw_eval_path")
+            path = wiring.resolve_folder(typed) if typed.strip() else None
+        else:
+            upload = st.file_uploader("Labelled file", type=["json", "jsonl"], key="aw_eval_upload")
+            if upload is not None:
+                data = upload.getvalue()
+                UPLOADS.mkdir(parents=True, exist_ok=True)
+                path = UPLOADS / f"{hashlib.sha256(data).hexdigest()[:12]}-{wiring.SAFE_NAME.sub('_', upload.name)}"
+                if not path.exists():
+                    path.write_bytes(data)
+        if path is None:
+            return None
+    setting = mid.selectbox("Knowledge base", ("reading", "pooled"), key="aw_eval_setting",
+                            disabled=fmt == "jsonl",
+                            help="reading: each item's own documents (the ShARC snippet, the NDA) form its KB — the "
+                                 "labels are relative to them; pooled: all documents of the file form one KB (as "
+                                 "PassiveQA did). jsonl questions always use the KB selected on Inspect.")
+    limit = right.number_input("Items (0 = all)", 0, 100_000, 0, 50, key="aw_eval_limit",
+                               help="Analyse only this many items: the first N, or a random N with a seed.")
+    seed = far.number_input("Sample seed (−1 = first N)", -1, 10_000, -1, key="aw_eval_seed")
+    return fmt, Path(path), setting, int(limit) or None, None if seed < 0 else int(seed)
+
+
+def progress_bar(total_hint: str):
+    bar = st.progress(0.0, text=f"Analysing {total_hint}…")
+    started = time.perf_counter()
+    first: list[int] = []
+
+    def update(done: int, total: int, stage: str) -> None:
+        first.append(done) if not first else None
+        analysed = done - first[0]
+        elapsed = time.perf_counter() - started
+        rate = analysed / elapsed if analysed and elapsed > 0 else 0.0
+        eta = f" · about {(total - done) / rate:.0f} s left" if rate else ""
+        bar.progress(min(1.0, done / total) if total else 1.0,
+                     text=f"{stage}: {done}/{total} items" + (f" · {rate:.2f} items/s{eta}" if rate else ""))
+    return update
+
+
+def analyse(choice, values) -> None:
+    fmt, path, setting, limit, seed = choice
+    try:
+        dataset = load_dataset(fmt, path, setting=None if fmt == "jsonl" else setting, limit=limit, seed=seed,
+                               kb_folder=wiring.selected_kb() if fmt == "jsonl" else None)
+        wiring.load_models()
+        runner = BatchRunner(values, progress=progress_bar(dataset.describe()), show_bar=False)
+        run = runner.run(dataset)
+    except (DatasetError, KnowledgeBaseError, ModelUnavailable, ValueError) as exc:
+        st.error(str(exc))
+        return
+    if not run.traces:
+        st.error("No item could be analysed: " + "; ".join(list(run.errors.values())[:3]))
+        return
+    st.session_state[RUN] = {"id": f"{run.cache_file}:{len(run.traces)}:{limit}:{seed}", "run": run}
+    st.session_state.pop(LEARNED, None)
+    st.session_state.pop(SUGGESTION, None)
+
+
+def learned_predictions(run, run_id: str, calibration: str, floor: float | None):
+    """The learned gate's out-of-fold actions and probabilities on this run (memoised per options)."""
+    key = [run_id, calibration, floor]
+    stored = st.session_state.get(LEARNED)
+    if stored is None or stored["id"] != key:
+        with st.spinner("Fitting the learned gate fold by fold…"):
+            codes, probs = cross_validate(run.table, run.gold, calibration=calibration, precision_floor=floor)
+        stored = st.session_state[LEARNED] = {"id": key, "codes": codes, "probs": probs}
+    return stored["codes"], stored["probs"]
+
+
+def open_item(item_id: str) -> None:
+    st.session_state[TO_INSPECT] = item_id
+
+
+def overview(run, gated, values) -> None:
+    report = evaluate(run, gated.codes)
+    defaults = M.action_metrics(run.gold, regate(run.table, {}).codes)
+    st.subheader("Rule gate with the sidebar's settings", anchor=False)
+    st.caption("Re-gated from the cached signals on every slider move (no model call). Changes are against the "
+               "default settings.")
+    ev.render_headline(report["actions"], defaults)
+    left, right = st.columns([2, 3])
+    left.plotly_chart(ev.confusion_figure(report["actions"]["confusion"]["matrix"]), key="eval_confusion",
+                      theme=None, config={"displayModeBar": False})
+    right.dataframe(ev.per_action_rows(report["actions"]), hide_index=True, width="stretch")
+    extras = []
+    auc = report["auroc_answer_vs_ask"]
+    if auc["value"] is not None:
+        extras.append(f"ANSWER-vs-ASK AUROC of I(q) over the {auc['n']} items with a scenario or history: "
+                      f"**{auc['value']:.3f}** (0.5 is chance)")
+    if report["answers"]["n"]:
+        a = report["answers"]
+        extras.append(f"Answers (yes/no from the conditions) EM **{ev.fmt(a['exact_match'])}**, F1 "
+                      f"**{ev.fmt(a['f1'])}** over {a['n']} answered items with a gold answer")
+    if report["evidence"]["n"]:
+        e = report["evidence"]
+        extras.append(f"Evidence precision **{ev.fmt(e['precision'])}**, recall **{ev.fmt(e['recall'])}** over "
+                      f"{e['n']} items with gold evidence (a predicted sentence matches a gold one when either "
+                      f"contains the other or their token F1 ≥ 0.5)")
+    right.markdown("\n\n".join(extras))
+    with st.expander("Errors by rule: which rule decided the wrong items"):
+        wrong = gated.codes != run.gold
+        rules, counts = np.unique(gated.rules[wrong], return_counts=True)
+        st.dataframe([{"rule": r, "wrong items": int(c), "of items it decided": int((gated.rules == r).sum())}
+                      for r, c in sorted(zip(rules, counts), key=lambda x: -x[1])], hide_index=True)
+
+
+def comparison(run, run_id, gated, values) -> None:
+    st.subheader("Rule gate vs learned gate", anchor=False)
+    st.caption("The learned gate is a logistic regression over every signal (plus the dialogue context: answered "
+               "follow-ups, scenario length), its probabilities calibrated on out-of-fold predictions (HALT-RAG "
+               "style). Its figures here are out-of-fold (5-fold): each item is predicted by a gate fitted on "
+               "the other folds, so they are comparable with the rule gate's, which is not fitted on this data.")
+    a, b = st.columns(2)
+    calibration = a.radio("Calibration", ("isotonic", "platt"), horizontal=True, key="aw_eval_calibration")
+    floor_on = b.toggle("ANSWER precision floor", key="aw_eval_floor_on",
+                        help="Answer only where the out-of-fold precision of ANSWER reaches the floor.")
+    floor = b.slider("Floor", 0.5, 0.99, 0.8, 0.01, key="aw_eval_floor", disabled=not floor_on) if floor_on else None
+    try:
+        codes, probs = learned_predictions(run, run_id, calibration, floor)
+    except ValueError as exc:
+        st.warning(f"The learned gate cannot be fitted on this set: {exc}")
+        return
+    rule_m, learned_m = M.action_metrics(run.gold, gated.codes), M.action_metrics(run.gold, codes)
+    left, right = st.columns(2)
+    for column, title, m, key in ((left, "Rule gate (sidebar settings)", rule_m, "cmp_rule"),
+                                  (right, "Learned gate (out-of-fold)", learned_m, "cmp_learned")):
+        with column:
+            st.markdown(f"**{title}** · macro-F1 **{ev.fmt(m['macro_f1'])}** · hallucination "
+                        f"**{ev.fmt(m['hallucination_rate'])}** · coverage **{ev.fmt(m['coverage'])}**")
+            st.plotly_chart(ev.confusion_figure(m["confusion"]["matrix"]), key=key, theme=None,
+                            config={"displayModeBar": False})
+    curves = {"A(q) (rule signals)": M.risk_coverage(run.gold == M.ANSWER, run.table.columns["answerability"]),
+              "P(ANSWER) (learned)": M.risk_coverage(run.gold == M.ANSWER, probs[:, 0])}
+    st.markdown("**Selective risk–coverage**: answer the items with the highest score first; the risk is the share "
+                "of answered items whose gold action is not ANSWER. AURC is the mean risk (lower is better).")
+    st.plotly_chart(ev.risk_coverage_figure(curves), key="eval_risk", theme=None, config={"displayModeBar": False})
+    save, use, _ = st.columns([1, 1, 2])
+    if save.button("Fit on all items and save for Inspect", key="aw_eval_save_gate",
+                   help="Writes gates/<set>.json and switches the sidebar's gate model to it."):
+        gate = LearnedGate.fit(run.table, run.gold, calibration=calibration, precision_floor=floor,
+                               info={"dataset": run.dataset.describe(),
+                                     "out_of_fold_macro_f1": learned_m["macro_f1"]})
+        target = wiring.ROOT / "gates" / f"{Path(run.dataset.path).stem}-{run.dataset.format}.json"
+        target.parent.mkdir(exist_ok=True)
+        gate.save(target)
+        st.session_state["aw_eval_gate_saved"] = wiring.display_path(target)
+    saved = st.session_state.get("aw_eval_gate_saved")
+    if saved:
+        use.button("Use it on Inspect", key="aw_eval_use_gate", on_click=apply_values,
+                   args=({**values, "gate_model": "learned", "learned_gate_file": saved},),
+                   help="Sets Gate model = learned and the learned gate file in the sidebar.")
+        st.caption(f"Saved {saved}.")
+
+
+def sweeps(run, values) -> None:
+    st.subheader("Threshold sweeps", anchor=False)
+    st.caption("Every metric re-gated over each grid point of a gate setting's declared range (the other settings "
+               "as in the sidebar). The dashed line / red cross marks the sidebar's current value.")
+    one, two = st.tabs(["1-D: metrics against one threshold", "2-D: one metric over two thresholds"])
+    with one:
+        a, b = st.columns([1, 2])
+        name = a.selectbox("Threshold", GATE_NUMERIC, key="aw_eval_sweep", format_func=ev._label)
+        chosen = b.multiselect("Metrics", SWEEP_METRICS, ["macro_f1", "coverage", "hallucination_rate"],
+                               key="aw_eval_sweep_metrics", format_func=ev.METRIC_NAMES.get)
+        if chosen:
+            st.plotly_chart(ev.sweep_figure(sweep(run.table, run.gold, values, name, chosen), chosen),
+                            key="eval_sweep", theme=None)
+    with two:
+        a, b, c = st.columns(3)
+        x = a.selectbox("x", GATE_NUMERIC, index=GATE_NUMERIC.index("amb_max"), key="aw_eval_x",
+                        format_func=ev._label)
+        y = b.selectbox("y", GATE_NUMERIC, index=GATE_NUMERIC.index("sufficiency_min"), key="aw_eval_y",
+                        format_func=ev._label)
+        metric = c.selectbox("Metric", SWEEP_METRICS, key="aw_eval_2d_metric", format_func=ev.METRIC_NAMES.get)
+        if x == y:
+            st.info("Choose two different thresholds.")
+        else:
+            st.plotly_chart(ev.heatmap_figure(sweep_2d(run.table, run.gold, values, x, y, metric, max_points=26)),
+                            key="eval_heatmap", theme=None)
+
+
+def calibrate(run, run_id, values) -> None:
+    st.subheader("Suggested thresholds", anchor=False)
+    st.caption("Coordinate ascent over the gate settings' declared ranges (restarted from random points), inside "
+               "k-fold cross-validation: the out-of-fold figure estimates how the thresholds do on items they were "
+               "not fitted on; the suggestion itself is then fitted on all items.")
+    a, b, c = st.columns(3)
+    objective = a.selectbox("Maximise", ("macro_f1", "accuracy", "coverage"), key="aw_eval_objective",
+                            format_func=lambda k: "coverage with a hallucination ceiling" if k == "coverage"
+                            else ev.METRIC_NAMES[k])
+    ceiling = b.slider("Hallucination ceiling", 0.0, 0.5, 0.1, 0.01, key="aw_eval_ceiling",
+                       disabled=objective != "coverage")
+    folds = c.slider("Folds", 2, 10, 5, key="aw_eval_folds")
+    names = st.multiselect("Settings to search", GATE_SETTINGS, list(GATE_SETTINGS), key="aw_eval_params",
+                           format_func=ev._label)
+    if st.button("Suggest thresholds", key="aw_eval_suggest", disabled=not names):
+        goal = Objective(objective, ceiling if objective == "coverage" else None)
+        try:
+            with st.spinner(f"Searching {len(names)} settings, {folds} folds…"):
+                found = suggest_thresholds(run.table, run.gold, values, objective=goal, names=names, folds=folds)
+        except ValueError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state[SUGGESTION] = {"id": run_id, "suggestion": found, "from": dict(values)}
+    stored = st.session_state.get(SUGGESTION)
+    if not stored or stored["id"] != run_id:
+        return
+    found = stored["suggestion"]
+    st.markdown(f"Objective: **{found.objective}**. Out-of-fold macro-F1 **{ev.fmt(found.out_of_fold['macro_f1'])}** "
+                f"(in-sample {ev.fmt(found.in_sample['macro_f1'])}, which is optimistic).")
+    ev.render_headline(found.out_of_fold, M.action_metrics(run.gold, regate(run.table, stored["from"]).codes))
+    st.dataframe([{"setting": k, "was": stored["from"][k], "suggested": v} for k, v in found.changed.items()]
+                 or [{"setting": "—", "was": "", "suggested": "no change"}], hide_index=True)
+    left, right, _ = st.columns([1, 1, 2])
+    left.button("Apply to the sliders", key="aw_eval_apply", on_click=apply_values,
+                args=({**values, **found.changed},), disabled=not found.changed)
+    right.download_button("Download as preset", settings_mod.preset_json({**values, **found.changed}),
+                          file_name="calibrated-preset.json", mime="application/json", key="aw_eval_preset",
+                          on_click="ignore")
+
+
+def items_table(run, gated) -> None:
+    st.subheader("Items", anchor=False)
+    st.caption("One row per analysed item with the rule gate's action under the sidebar's settings. Select a row "
+               "to open that question, with its scenario, history and knowledge base, on the Inspect page.")
+    records = prediction_records(run, gated.codes, gated.rules)
+    a, b, c, d = st.columns([1, 1, 1, 2])
+    gold = a.multiselect("Gold", ACTIONS, key="aw_eval_f_gold")
+    predicted = b.multiselect("Predicted", ACTIONS, key="aw_eval_f_pred")
+    mistakes = c.toggle("Only mistakes", key="aw_eval_f_wrong")
+    text = d.text_input("Question or id contains", key="aw_eval_f_text")
+    rows = ev.table_rows(ev.filter_rows(records, gold, predicted, mistakes, text))
+    st.caption(f"{len(rows)} of {len(records)} items")
+    picked = st.dataframe(rows, hide_index=True, width="stretch", height=360, key="aw_eval_table",
+                          on_select="rerun", selection_mode="single-row")
+    selected = picked.selection.rows if picked is not None else []
+    if selected and selected[0] < len(rows):
+        row = rows[selected[0]]
+        st.button(f"Open {row['id']} on Inspect", key="aw_eval_open", type="primary", on_click=open_item,
+                  args=(row["id"],))
+    if run.errors:
+        with st.expander(f"{len(run.errors)} item(s) could not be analysed"):
+            st.dataframe([{"id": k, "why": v} for k, v in run.errors.items()], hide_index=True)
+
+
+def go_to_inspect(run, item_id: str) -> None:
+    for item, trace in zip(run.items, run.traces):
+        if item.id == item_id:
+            wiring.fill_inspect_form(item.question, item.scenario, item.history, trace.kb)
+            st.switch_page("Inspect.py")
+
+
+values = render_settings()
+st.title("Evaluate on labelled data", anchor=False)
+st.caption("Analyse a labelled set once (each trace is cached on disk, so a second run, or a run interrupted by "
+           "leaving the page, resumes where it stopped); every figure below is then re-gated from the cached "
+           "signals as the sidebar's gate sliders move.")
+choice = source_form()
+stored_run = st.session_state.get(RUN)
+if st.button("Analyse", type="primary", key="aw_eval_go", disabled=choice is None):
+    analyse(choice, values)
+    stored_run = st.session_state.get(RUN)
+if stored_run is None:
+    st.info("Choose a labelled set and press **Analyse**. The sample KB's 72 questions take about two minutes the "
+            "first time; ShARC and ContractNLI have about 1,000 items each (use *Items* for a quick look).")
+    st.stop()
+run = stored_run["run"]
+if TO_INSPECT in st.session_state:
+    go_to_inspect(run, st.session_state.pop(TO_INSPECT))
+if BatchRunner(values).run_key() not in run.cache_file:
+    st.warning("Settings outside the gate changed since this set was analysed: the figures still use the traces "
+               "analysed with the earlier settings. Press **Analyse** to re-analyse with the new ones.")
+st.markdown(f"**{md(run.dataset.describe())}** · {md(run.summary())}")
+if values["gate_model"] == "learned":
+    st.caption("The sidebar's gate model is *learned*: on this page the rule gate's figures still use the rules; "
+               "the learned gate is compared below.")
+gated = regate(run.table, values)
+overview_tab, compare_tab, sweep_tab, calibrate_tab, items_tab, signals_tab = st.tabs(
+    ["Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Signal strength"])
+with overview_tab:
+    overview(run, gated, values)
+with compare_tab:
+    comparison(run, stored_run["id"], gated, values)
+with sweep_tab:
+    sweeps(run, values)
+with calibrate_tab:
+    calibrate(run, stored_run["id"], values)
+with items_tab:
+    items_table(run, gated)
+with signals_tab:
+    st.caption("Each signal's AUROC for telling ASK (over items with a scenario or history) or ABSTAIN from ANSWER. "
+               "0.5 is chance; above 0.5 the signal is higher on the non-answer class, below lower. A rule that "
+               "expects the other direction misfires on this data: check here before relying on a signal.")
+    st.dataframe(ev.signal_rows(signal_report(run.table, run.gold, run.has_context)), hide_index=True,
+                 width="stretch")

@@ -1,0 +1,169 @@
+"""The Evaluate page through AppTest: figures from cached traces, re-gating on a slider move without
+analysis, sweeps, calibration applied to the sliders, the learned gate side by side, the item
+click-through to Inspect, bad files; and one real run of the sample KB's questions."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import wiring
+from components import evaluation as ev
+from core.evaluation import BatchRunner, regate
+from core.evaluation import metrics as M
+from core.evaluation.importers import Dataset, LabelledItem
+from tests.conftest import ROOT
+from tests.test_eval_runner import FakeKB, FakePipeline
+
+EVALUATE = str(ROOT / "app" / "pages" / "3_Evaluate.py")
+DOC = ("a", "Winter Fuel Payment", "You can get it if you were born before 1955.")
+
+
+def labelled_items(n: int = 36) -> tuple[LabelledItem, ...]:
+    """Questions whose fake signals (see FakePipeline) separate the actions only partly."""
+    rng = np.random.default_rng(1)
+    out = []
+    for k in range(n):
+        gold = ("ANSWER", "ASK", "ABSTAIN")[k % 3]
+        noisy = rng.random() < 0.25
+        question = {"ANSWER": "Can I get Winter Fuel Payment this year?", "ASK": "Can I get it?",
+                    "ABSTAIN": "How do I renew my passport?"}[gold if not noisy else "ANSWER"]
+        scenario = "I was born in 1950." if gold == "ANSWER" or rng.random() < 0.2 else ""
+        out.append(LabelledItem(f"q{k}", question, gold, scenario=scenario, documents=(DOC,)))
+    return tuple(out)
+
+
+@pytest.fixture
+def fake_run(tmp_path):
+    FakePipeline.calls = 0
+    items = labelled_items()
+    dataset = Dataset(items=items, format="sharc", path=str(tmp_path / "fake.json"), setting="reading",
+                      all_documents=(DOC,), total=len(items))
+    runner = BatchRunner(None, tmp_path / "cache", show_bar=False, open_kb=lambda f, v: FakeKB(Path(f)),
+                         make_pipeline=FakePipeline)
+    run = runner.run(dataset)
+    FakePipeline.calls = 0
+    return run
+
+
+def page_with(run) -> AppTest:
+    at = AppTest.from_file(EVALUATE, default_timeout=60)
+    at.session_state["aw_eval_run"] = {"id": "fake", "run": run}
+    return at.run()
+
+
+def metric(at: AppTest, label: str) -> float:
+    return float(next(m.value for m in at.metric if m.label == label))
+
+
+def test_figures_come_from_the_cached_traces_and_a_slider_regates_them(fake_run):
+    at = page_with(fake_run)
+    assert not at.exception and not at.error
+    expected = M.action_metrics(fake_run.gold, regate(fake_run.table, {}).codes)
+    assert metric(at, "Macro-F1") == pytest.approx(expected["macro_f1"], abs=5e-4)
+    assert metric(at, "Hallucination") == pytest.approx(expected["hallucination_rate"], abs=5e-4)
+    assert {"Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Signal strength"} <= {
+        t.label for t in at.tabs}
+    confusion = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert sum(int(t.split("<br>")[0]) for row in confusion["text"] for t in row) == len(fake_run.traces)
+
+    at.sidebar.slider(key="aw_set_incompleteness_max").set_value(0.6).run()  # no-scenario items stop asking
+    moved = M.action_metrics(fake_run.gold, regate(fake_run.table, {"incompleteness_max": 0.6}).codes)
+    assert moved["macro_f1"] != expected["macro_f1"], "the fake signals make incompleteness matter"
+    assert metric(at, "Macro-F1") == pytest.approx(moved["macro_f1"], abs=5e-4)
+    assert FakePipeline.calls == 0, "moving a gate slider analyses nothing"
+
+
+def test_learned_gate_is_compared_out_of_fold_and_can_be_saved_for_inspect(fake_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(wiring, "ROOT", tmp_path)  # the saved gate goes to tmp_path/gates
+    at = page_with(fake_run)
+    shown = " ".join(m.value for m in at.markdown)
+    assert "**Learned gate (out-of-fold)** · macro-F1" in shown and "**Rule gate (sidebar settings)**" in shown
+    assert at.session_state["aw_eval_learned"]["codes"].shape == (len(fake_run.traces),)
+    at.button(key="aw_eval_save_gate").click().run()
+    saved = tmp_path / "gates" / "fake-sharc.json"
+    assert saved.is_file() and json.loads(saved.read_text())["kind"] == "answerability-workbench-learned-gate"
+    at.button(key="aw_eval_use_gate").click().run()
+    assert at.sidebar.selectbox(key="aw_set_gate_model").value == "learned"
+    assert at.sidebar.text_input(key="aw_set_learned_gate_file").value == wiring.display_path(saved)
+    assert not at.exception
+
+
+def test_sweeps_mark_the_current_setting(fake_run):
+    at = page_with(fake_run)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    line = next(s for s in specs if any(t.get("mode") == "lines" and t.get("name") == "Macro-F1" for t in s["data"]))
+    assert any(shape.get("line", {}).get("dash") == "dash" for shape in line["layout"]["shapes"])
+    heat = next(s for s in specs if s["data"][0]["type"] == "heatmap" and s["data"][-1].get("name") == "current")
+    assert heat["data"][-1]["x"] == [0.45] and len(heat["data"][0]["x"]) == 26
+
+
+def test_suggested_thresholds_apply_to_the_sliders(fake_run):
+    at = page_with(fake_run)
+    at.sidebar.slider(key="aw_set_incompleteness_max").set_value(0.9).run()  # ASK items are no longer asked
+    at.multiselect(key="aw_eval_params").set_value(["incompleteness_max", "sufficiency_min"]).run()
+    at.button(key="aw_eval_suggest").click().run()
+    assert not at.exception and not at.error
+    found = at.session_state["aw_eval_suggestion"]["suggestion"]
+    assert found.changed["incompleteness_max"] < 0.5, "the search finds that asking pays on these items"
+    at.button(key="aw_eval_apply").click().run()
+    for name, value in found.changed.items():
+        assert at.sidebar.slider(key=f"aw_set_{name}").value == pytest.approx(value)
+    assert metric(at, "Macro-F1") == pytest.approx(found.in_sample["macro_f1"], abs=5e-4)
+
+
+def test_an_item_opens_on_inspect_with_its_scenario_and_kb(fake_run):
+    at = page_with(fake_run)
+    item = next(i for i in fake_run.items if i.scenario)
+    at.session_state["aw_eval_open"] = item.id  # what the row's "Open on Inspect" button sets
+    at.run()
+    assert at.session_state[wiring.QUESTION_KEY] == item.question
+    assert at.session_state[wiring.SCENARIO_KEY] == item.scenario
+    assert at.session_state[wiring.ANALYSE_NOW_KEY] is True
+    trace = fake_run.traces[fake_run.items.index(item)]
+    assert wiring.resolve_folder(at.session_state[wiring.KB_KEY]) == Path(trace.kb).resolve()
+
+
+def test_item_filters():
+    rows = [{"id": "a", "gold": "ASK", "action": "ANSWER", "correct": False, "question": "Can I?"},
+            {"id": "b", "gold": "ABSTAIN", "action": "ANSWER", "correct": False, "question": "Who?"},
+            {"id": "c", "gold": "ABSTAIN", "action": "ABSTAIN", "correct": True, "question": "Where?"}]
+    assert [r["id"] for r in ev.filter_rows(rows, gold=["ABSTAIN"], predicted=["ANSWER"])] == ["b"]
+    assert [r["id"] for r in ev.filter_rows(rows, only_mistakes=True)] == ["a", "b"]
+    assert [r["id"] for r in ev.filter_rows(rows, text="wher")] == ["c"]
+    assert len(ev.filter_rows(rows)) == 3
+
+
+def test_a_malformed_or_missing_file_says_what_is_wrong(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('[{"utterance_id": "u1", "snippet": "x"')
+    at = AppTest.from_file(EVALUATE, default_timeout=60).run()
+    assert "press **Analyse**" in at.info[0].value
+    at.selectbox(key="aw_eval_source").set_value("A file on this machine").run()
+    at.selectbox(key="aw_eval_format").set_value("sharc").run()
+    at.text_input(key="aw_eval_path").input(str(bad)).run()
+    at.button(key="aw_eval_go").click().run()
+    assert at.error and "broken.json" in at.error[0].value and "aw_eval_run" not in at.session_state
+    at.text_input(key="aw_eval_path").input(str(tmp_path / "absent.json")).run()
+    at.button(key="aw_eval_go").click().run()
+    assert "no such file" in at.error[0].value and not at.exception
+
+
+def test_real_run_on_sample_questions(nli_model, tmp_path, monkeypatch):
+    """Six sample questions through the real pipeline: analysed with progress, scored, cached."""
+    import core.evaluation.runner as runner_mod
+    monkeypatch.setattr(runner_mod, "DEFAULT_CACHE", tmp_path / "cache")
+    at = AppTest.from_file(EVALUATE, default_timeout=600).run()
+    at.number_input(key="aw_eval_limit").set_value(6).run()
+    at.number_input(key="aw_eval_seed").set_value(3).run()
+    at.button(key="aw_eval_go").click().run()
+    assert not at.exception and not at.error
+    run = at.session_state["aw_eval_run"]["run"]
+    assert len(run.traces) == 6 and run.analysed == 6
+    assert all(t.passages for t in run.traces), "the sample KB answers its own questions with passages"
+    assert 0.0 <= metric(at, "Accuracy") <= 1.0
+    at.button(key="aw_eval_go").click().run()  # the second run reads every trace from the cache
+    assert at.session_state["aw_eval_run"]["run"].cached == 6
