@@ -115,13 +115,27 @@ CARD_FOR = "(q) => document.querySelector('#aw-action')?.dataset.question === q"
 CARD_CHANGED = "(d) => { const c = document.querySelector('#aw-action'); return !!c && c.dataset.decision !== d; }"
 
 
-def analyse(page, question: str, timeout_ms: float = 180_000) -> float:
-    """Type a question, press Analyse and wait for the action card of that question; seconds taken."""
+def analyse(page, question: str, timeout_ms: float = 180_000, scenario: str | None = None) -> float:
+    """Type a question (and a scenario), press Analyse and wait for the action card of that question;
+    seconds taken."""
+    if scenario is not None:
+        page.get_by_role("textbox", name="Scenario (optional): facts about the asker", exact=True).fill(scenario)
     question_box(page).fill(question)
     start = time.perf_counter()
     page.get_by_role("button", name="Analyse").click()
     page.wait_for_function(CARD_FOR, arg=question, polling="raf", timeout=timeout_ms)
     return time.perf_counter() - start
+
+
+# The card shows dialogue turn t and the run that drew it has finished: the reply buttons and the
+# Dialogue panel come after the card, and a click on a half-drawn page would answer the old question.
+TURN_SHOWN = ("(t) => document.querySelector('#aw-action')?.dataset.turn === String(t) && "
+              "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'")
+
+
+def wait_turn(page, turn: int, timeout_ms: float = 180_000) -> None:
+    """Wait until the page is drawn at dialogue turn ``turn`` (a reply was read, or the dialogue rewound)."""
+    page.wait_for_function(TURN_SHOWN, arg=turn, polling="raf", timeout=timeout_ms)
 
 
 def decision_digest(page) -> str:
