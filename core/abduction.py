@@ -25,15 +25,15 @@ from core.generation import Backend, TemplateBackend
 from core.kb import KnowledgeBase
 from core.retrieval import Retriever
 from core.stepback import content_words
-from core.types import Abduction, Condition, KgEdge, NliScores, Premise, RetrievedPassage
+from core.types import Abduction, Condition, Generated, KgEdge, NliScores, Premise, RetrievedPassage
 
 LINE_PREFIX = re.compile(r"^\s*(?:[*\-•]|\d+[.):]|premise\s*\d*\s*[:.)-])\s*", re.I)
 FIRST_PERSON = re.compile(r"^(?:i|my|i'm|i've)\b", re.I)
+SENTENCE_END = re.compile(r"[.!?…][\"'”’)]*$")
+NONE_LINE = re.compile(r"^(?:none|n/a)\b", re.I)
 OUTCOMES = ("not_needed", "answer", "ask", "abstain")
 
 Predict = Callable[[list[tuple[str, str]]], list[NliScores]]
-
-
 
 
 class AbductionStage:
@@ -101,15 +101,10 @@ class AbductionStage:
         if claim.strip():
             out.append(Premise(text=_sentence(claim), origin="claim"))
         warnings: list[str] = []
-        hint = [_closest_sentence(p, question) for p in evidence[:2]]
-        generated = self.generator.generate(prompts.premises(question, hint, known, self.m), self.max_tokens)
+        generated, lines = self.generate(question, [_closest_sentence(p, question) for p in evidence[:2]], known)
         if generated.error:
             warnings.append(generated.error)
-        elif generated.backend != "template":
-            skip = {_norm(s) for s in list(known) + hint}
-            for line in _premise_lines(generated.text)[: self.m]:
-                if _norm(line) not in skip:
-                    out.append(Premise(text=line, origin="generator", backend=generated.backend))
+        out += [Premise(text=line, origin="generator", backend=generated.backend) for line in lines]
         seen: set[str] = set()
         unique = []
         for p in out:
@@ -117,6 +112,16 @@ class AbductionStage:
                 seen.add(_norm(p.text))
                 unique.append(p)
         return unique, warnings
+
+    def generate(self, question: str, hint: Sequence[str], known: Sequence[str]) -> tuple[Generated, list[str]]:
+        """The generator's reply and the premises taken from it: at most ``m`` lines (decoding
+        stops there), none repeating the hint sentences or the user's facts; none from the template."""
+        generated = self.generator.generate(prompts.premises(question, hint, known, self.m), self.max_tokens,
+                                            max_lines=self.m)
+        if generated.error or generated.backend == "template":
+            return generated, []
+        skip = {_norm(s) for s in list(known) + list(hint)}
+        return generated, [line for line in _premise_lines(generated.text)[: self.m] if _norm(line) not in skip]
 
     # --- validation ---------------------------------------------------------------------
 
@@ -204,13 +209,15 @@ def _closest_sentence(p: RetrievedPassage, question: str) -> str:
 
 
 def _premise_lines(text: str) -> list[str]:
-    """Generated text → premise statements: one per line, numbering stripped, 3–40 words, no questions."""
-    out = []
-    for line in text.splitlines():
-        line = LINE_PREFIX.sub("", line).strip().strip('"“”')
-        if line and not line.endswith("?") and 3 <= len(line.split()) <= 40:
-            out.append(_sentence(line))
-    return out
+    """Generated text → premise statements: one per line, numbering stripped, 3–40 words, no
+    questions, no "None …" filler. A last line that does not end a sentence was cut off by the
+    token limit ("The ship that Osric Vell commanded from 1931 to 1945") and is dropped."""
+    lines = [LINE_PREFIX.sub("", line).strip().strip('"“”') for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if lines and not SENTENCE_END.search(lines[-1]):
+        lines.pop()
+    return [_sentence(line) for line in lines
+            if not line.endswith("?") and not NONE_LINE.match(line) and 3 <= len(line.split()) <= 40]
 
 
 def _kg_sentence(item: KgEdge | tuple[str, str, str]) -> str:

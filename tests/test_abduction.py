@@ -10,7 +10,7 @@ import json
 import pytest
 
 from core import models
-from core.abduction import Abduction, AbductionStage
+from core.abduction import Abduction, AbductionStage, _premise_lines
 from core.generation import CACHE, OpenAICompatibleBackend
 from core.kb import KnowledgeBase
 from core.retrieval import Retriever
@@ -127,6 +127,13 @@ def test_bad_settings_and_kg_triples_are_refused(kb):
     with pytest.raises(ValueError, match="triple"):
         AbductionStage(predict=fake_nli({})).run(kb, QUESTION, CLAIM, evidence_for(kb, "harlow_bridge", QUESTION),
                                                  0.1, kg=[("Harlow Bridge", "")])
+
+
+def test_generated_lines_lose_numbering_fillers_and_a_cut_off_last_line():
+    text = ("1. Edith Marlowe was born in Tessby.\nNone of the above 3\nIs she alive?\n"
+            "- The Harlow Bridge opened in 1958.\nThe ship that Osric Vell commanded from 1931 to")
+    assert _premise_lines(text) == ["Edith Marlowe was born in Tessby.", "The Harlow Bridge opened in 1958."]
+    assert _premise_lines("None\nNone") == []
 
 
 # --- the real NLI model -------------------------------------------------------------------

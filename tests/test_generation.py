@@ -129,6 +129,36 @@ def test_local_backend_without_its_file_falls_back(tmp_path):
     assert out.text == "FB" and "does not exist" in out.error
 
 
+def test_a_bad_thread_count_is_a_warning_not_a_crash(monkeypatch):
+    monkeypatch.setenv(generation.THREADS_ENV, "two")
+    out = LocalBackend().generate(MSGS, 10, fallback="FB")
+    assert out.text == "FB" and "AW_GENERATOR_THREADS" in out.error and "'two'" in out.error
+
+
+@pytest.mark.parametrize("text, stop, max_lines, done", [
+    ("\nWho is eligible", ("\n",), 0, False),  # a leading newline is not a stop
+    ("Who is eligible?\nAnd", ("\n",), 0, True),
+    ("First.\nSecond.", (), 2, False),  # the second line is not finished yet
+    ("First.\nSecond.\n", (), 2, True),
+    ("First.\n\nSecond.\nThird", (), 3, False),  # blank lines do not count
+    ("The album was released.\nOther.\nthe album  was released.\n", (), 0, True),  # a line repeats
+    ("The album was released.\nThe album was released", (), 0, False),  # the repeat is not finished
+])
+def test_local_decoding_stops_at_a_stop_string_max_lines_or_a_repeated_line(text, stop, max_lines, done):
+    assert generation.done_decoding(text, stop, max_lines) is done
+
+
+def test_max_lines_cuts_a_server_reply_and_is_part_of_the_cache_key():
+    with FakeOpenAIServer(reply="\nFirst.\n\nSecond.\nThird.\nFourth.") as server:
+        backend = OpenAICompatibleBackend(server.url, "m", timeout=5)
+        two = backend.generate(MSGS, 40, max_lines=2)
+        three = backend.generate(MSGS, 40, max_lines=3)
+    assert (two.text, three.text) == ("First.\nSecond.", "First.\nSecond.\nThird.")
+    assert not three.cached and len(server.requests) == 2
+    with pytest.raises(ValueError, match="max_lines"):
+        backend.generate(MSGS, 40, max_lines=-1)
+
+
 # --- step-back ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("question, abstract", [
@@ -254,6 +284,36 @@ def test_local_model_rewrites_a_question_as_an_existential_claim(local, rules, n
     assert out.accepted, out.warning
     assert out.claim.source == local.id == "local:SmolLM2-135M-Instruct.Q4_1"
     assert out.claim.text.startswith("There exists") and "Harlow Bridge" in out.claim.text
+
+
+@pytest.mark.slow
+def test_local_decoding_is_plain_greedy_and_restores_torch_threads(local, monkeypatch):
+    """The prefix cache and prompt-lookup drafts change the speed, not the text: the reply is
+    transformers' own greedy decoding of the same prompt, token for token."""
+    import torch
+    tokenizer, model = local.load()
+    monkeypatch.setenv(generation.THREADS_ENV, "1")
+    before = torch.get_num_threads()
+    for messages in (prompts.stepback("Which school did the designer of the Harlow Bridge attend in 1950?"),
+                     prompts.premises("Can the recipient share the information with consultants?",
+                                      ["The Recipient may disclose Confidential Information to its employees, "
+                                       "officers and professional advisers who need to know it for the Purpose."],
+                                      [], 3)):
+        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                            return_dict=True)
+        with torch.no_grad():
+            out = model.generate(**ids, max_new_tokens=40, do_sample=False, pad_token_id=tokenizer.eos_token_id)
+        plain = tokenizer.decode(out[0][ids["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+        ours = local.generate(messages, 40)
+        assert ours.text == plain and ours.backend == local.id and not ours.cached
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.slow
+def test_local_premises_stop_after_m_lines(local):
+    messages = prompts.premises("Who won the 1998 World Cup final?", [], [], 2)
+    out = local.generate(messages, 64, max_lines=2)
+    assert out.backend == local.id and 1 <= len(out.text.splitlines()) <= 2
 
 
 @pytest.mark.slow
