@@ -37,8 +37,11 @@ RULES: tuple[Rule, ...] = (
      lambda s, t: [_cmp("topic_spread", s.topic_spread, ">", t["conflict_max"])],
      "The top passages are about different things: ask which one is meant."),
     ("ambiguity", "ASK",
-     lambda s, t: [_cmp("ambiguity", s.ambiguity, ">", t["amb_max"])],
-     "The question is underspecified: ask what it refers to."),
+     lambda s, t: [_cmp("ambiguity", s.ambiguity, ">", t["amb_max"]),
+                   _cmp("conditions_read", s.n_conditions, "==", 0)],
+     "The question is underspecified and the evidence sets no conditions that would pin it down: ask what "
+     "it refers to. (A passage of eligibility conditions has already resolved a vague \"Can I get this?\" to "
+     "its rule; what the user has not told is then asked by the missing-variables rule.)"),
     ("low_confidence", "ABSTAIN",
      lambda s, t: [_cmp("confidence", s.confidence, "<", t["conf_abstain"])],
      "The best passage barely matches the question (seed 004 layer 1): the topic is absent."),

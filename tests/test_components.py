@@ -103,7 +103,7 @@ def test_claim_variables_and_premises_panels():
 
 def test_signal_rows_colour_by_side_and_carry_thresholds():
     trace = rich_trace(sig=signals(confidence=0.32, coverage=0.1))  # Conf alone is not below conf_abstain 0.30
-    decision = decide(trace, {"conf_min": 0.35, "coverage_min": 0.3})
+    decision = decide(trace, {"conf_min": 0.35, "coverage_min": 0.3, "conf_abstain": 0.30, "rule_score_gap": False})
     rows = {(r["rule"], r["signal"]): r for r in signals_panel.signal_rows(decision)}
     assert rows[("low_retrieval", "confidence")]["side"] == "ABSTAIN"
     assert rows[("low_retrieval", "confidence")]["threshold"] == 0.35
@@ -274,7 +274,7 @@ def test_changed_marker_reset_and_preset_round_trip():
     saved = json.dumps({"kind": "answerability-workbench-preset", "version": 1,
                         "settings": {**settings.defaults(), "amb_max": 0.6, "rule_score_gap": True}})
     at.sidebar.button(key="aw_reset").click().run()
-    assert at.sidebar.slider(key="aw_set_amb_max").value == 0.45 and "●" not in at.sidebar.slider(key="aw_set_amb_max").label
+    assert at.sidebar.slider(key="aw_set_amb_max").value == settings.BY_NAME["amb_max"].default and "●" not in at.sidebar.slider(key="aw_set_amb_max").label
     assert at.session_state["aw_values"] == settings.defaults()
     at.sidebar.get("file_uploader")[0].set_value(("preset.json", saved.encode(), "application/json")).run()
     assert at.sidebar.slider(key="aw_set_amb_max").value == 0.6
@@ -286,7 +286,7 @@ def test_a_bad_preset_is_reported_and_changes_nothing():
     bad = json.dumps({"settings": {"amb_max": 7}}).encode()
     at.sidebar.get("file_uploader")[0].set_value(("mine.json", bad, "application/json")).run()
     assert "mine.json" in at.sidebar.error[0].value and "amb_max must lie in [0.0, 1.0]" in at.sidebar.error[0].value
-    assert at.sidebar.slider(key="aw_set_amb_max").value == 0.45
+    assert at.sidebar.slider(key="aw_set_amb_max").value == settings.BY_NAME["amb_max"].default
 
 
 # --- uploads and inputs ------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_sweep_one_setting():
     s = sweep(table, gold, None, "amb_max")
     assert s["values"] == grid("amb_max") and len(s["metrics"]["macro_f1"]) == 101
     best = s["values"][int(np.argmax(s["metrics"]["macro_f1"]))]
-    assert abs(best - 0.62) <= 0.011 and s["current"] == 0.45
+    assert abs(best - 0.62) <= 0.011 and s["current"] == settings.BY_NAME["amb_max"].default
     assert s["metrics"]["coverage"][0] < s["metrics"]["coverage"][-1]  # higher amb_max asks less
     with pytest.raises(ValueError, match="not a setting the gate rules read"):
         sweep(table, gold, None, "top_k")
@@ -287,3 +287,17 @@ def test_gate_model_setting_lets_a_learned_gate_decide(tmp_path):
     assert "P(ASK)" in learned.reason and "The rule gate would say ANSWER (rule default_answer)" in learned.reason
     with pytest.raises(ValueError, match="does not exist"):
         decide(asking, {**values, "learned_gate_file": str(tmp_path / "missing.json")})
+
+
+def test_evidence_features_are_the_strongest_passage_scores():
+    from dataclasses import replace
+    from core.evaluation.calibration import evidence_features
+    from core.types import NliScores, PassageNli
+    from tests.factories import trace
+    t = replace(trace(), nli=(PassageNli("doc#0", NliScores(0.2, 0.1, 0.7), 0),
+                              PassageNli("doc#1", NliScores(0.6, 0.3, 0.1), 2)))
+    assert evidence_features(t) == {"nli:max_entailment": 0.6, "nli:max_contradiction": 0.7,
+                                    "ret:top_dense": 0.7, "ret:top_bm25": 3.0}
+    assert evidence_features(trace(with_passage=False)) == dict.fromkeys(evidence_features(t), 0.0)
+    table = SignalTable.from_traces([t, trace(with_passage=False)])
+    assert table.columns["nli:max_entailment"].tolist() == [0.6, 0.0]

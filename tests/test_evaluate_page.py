@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import wiring
 from components import evaluation as ev
+from core import settings
 from core.evaluation import BatchRunner, regate
 from core.evaluation import metrics as M
 from core.evaluation.importers import Dataset, LabelledItem
@@ -98,7 +99,7 @@ def test_sweeps_mark_the_current_setting(fake_run):
     line = next(s for s in specs if any(t.get("mode") == "lines" and t.get("name") == "Macro-F1" for t in s["data"]))
     assert any(shape.get("line", {}).get("dash") == "dash" for shape in line["layout"]["shapes"])
     heat = next(s for s in specs if s["data"][0]["type"] == "heatmap" and s["data"][-1].get("name") == "current")
-    assert heat["data"][-1]["x"] == [0.45] and len(heat["data"][0]["x"]) == 26
+    assert heat["data"][-1]["x"] == [settings.BY_NAME["amb_max"].default] and len(heat["data"][0]["x"]) == 26
 
 
 def test_suggested_thresholds_apply_to_the_sliders(fake_run):

@@ -26,10 +26,17 @@ def test_clear_question_is_answered_by_default_rule():
     ({"evidence_coverage": 0.5}, "ABSTAIN", "uncovered_topics"),
 ])
 def test_each_rule_fires_on_its_signal(overrides, action, rule):
-    d = decide(trace(signals(**overrides)))
+    d = decide(trace(signals(**overrides)), {"rule_answer_type": True})  # the one rule here off by default
     assert (d.action, d.rule) == (action, rule)
     fired = [r for r in d.rules if r.fired]
     assert len(fired) == 1 and fired[0].name == rule
+
+
+def test_ambiguity_asks_only_when_the_evidence_sets_no_conditions():
+    vague = signals(ambiguity=1.0)
+    assert decide(trace(vague)).rule == "ambiguity"
+    ruled = signals(ambiguity=1.0, n_conditions=2, incompleteness=0.5, n_missing=1, condition_outcome="undetermined")
+    assert decide(trace(ruled)).rule == "missing_variables", "the rule's conditions say what to ask"
 
 
 def test_seed_002_rule_needs_both_conf_and_coverage_low():

@@ -350,5 +350,6 @@ with signals_tab:
     st.caption("Each signal's AUROC for telling ASK (over items with a scenario or history) or ABSTAIN from ANSWER. "
                "0.5 is chance; above 0.5 the signal is higher on the non-answer class, below lower. A rule that "
                "expects the other direction misfires on this data: check here before relying on a signal.")
-    st.dataframe(ev.signal_rows(signal_report(run.table, run.gold, run.has_context)), hide_index=True,
-                 width="stretch")
+    if stored_run.get("signals") is None:  # independent of the gate settings: computed once per run
+        stored_run["signals"] = ev.signal_rows(signal_report(run.table, run.gold, run.has_context))
+    st.dataframe(stored_run["signals"], hide_index=True, width="stretch")

@@ -69,7 +69,10 @@ class Dataset:
         return {a: sum(i.action == a for i in self.items) for a in ACTIONS}
 
     def describe(self) -> str:
-        kb = f"KB folder {self.kb_folder}" if self.kb_folder else f"{self.setting} setting"
+        folder = Path(self.kb_folder).resolve()
+        root = DEFAULT_KB_FOLDER.parents[1]
+        shown_folder = folder.relative_to(root) if folder.is_relative_to(root) else folder
+        kb = f"KB folder {shown_folder}" if self.kb_folder else f"{self.setting} setting"
         shown = f"{len(self.items)} of {self.total}" if self.total != len(self.items) else f"{len(self.items)}"
         counts = ", ".join(f"{a} {n}" for a, n in self.counts().items())
         return f"{self.format} {Path(self.path).name}: {shown} items ({counts}); {kb}"

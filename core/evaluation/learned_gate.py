@@ -2,7 +2,8 @@
 
 Features are every numeric ``Signals`` field, each ambiguity heuristic, a
 one-hot of ``condition_outcome`` and, when fitted on traces, the dialogue context
-(``calibration.context_features``: answered follow-ups, scenario length). A multinomial logistic regression (balanced
+(``calibration.context_features``: answered follow-ups, scenario length) and the strongest NLI and retrieval
+scores (``calibration.evidence_features``). A multinomial logistic regression (balanced
 class weights, standardised features) gives raw probabilities; per-action
 isotonic or Platt calibrators fitted on *out-of-fold* raw probabilities make them
 honest. The action is the calibrated probability's argmax, by default divided by
@@ -25,7 +26,7 @@ import numpy as np
 
 from core import models
 from core.evaluation import metrics as M
-from core.evaluation.calibration import OUTCOMES, SignalTable
+from core.evaluation.calibration import OUTCOMES, TRACE_PREFIXES, SignalTable
 from core.types import ACTIONS, Decision, RuleResult, Signals, Trace
 
 KIND = "answerability-workbench-learned-gate"
@@ -104,8 +105,8 @@ class LearnedGate:
     def probabilities(self, table: SignalTable) -> np.ndarray:
         """Calibrated probabilities, shape (n, 3) in ACTIONS order (0 for actions not trained on)."""
         missing = [f for f in self.features if not (f in table.columns or f.startswith(("outcome:", "amb:")))]
-        if any(f.startswith("ctx:") for f in missing):
-            raise ValueError("this learned gate reads the dialogue context (answered follow-ups, scenario): "
+        if any(f.startswith(TRACE_PREFIXES) for f in missing):
+            raise ValueError("this learned gate reads the dialogue context and passage scores: "
                              "give it the whole Trace, not bare Signals")
         if missing:
             raise ValueError(f"the learned gate was trained on signals these traces lack ({', '.join(missing)}): "
@@ -127,7 +128,7 @@ class LearnedGate:
     def decide(self, trace: Trace | Signals, has_passages: bool = True) -> tuple[str, dict[str, float]]:
         """The action for one question and the calibrated probability of each action.
 
-        Pass the Trace: a gate trained on traces also reads the dialogue context ("ctx:…");
+        Pass the Trace: a gate trained on traces also reads the dialogue context and passage scores;
         bare Signals suffice only for a gate trained on a table made from signals.
         """
         if isinstance(trace, Trace):
