@@ -75,7 +75,8 @@ def sweep_figure(sweep: Mapping[str, Any], metrics: Sequence[str]) -> go.Figure:
                                                "<extra></extra>"))
     fig.add_vline(x=sweep["current"], line_dash="dash", line_color="black",
                   annotation_text=f"current {sweep['current']}", annotation_position="top")
-    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10}, xaxis_title=_label(sweep["setting"]),
+    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      xaxis_title=setting_label(sweep["setting"]),
                       yaxis={"range": [0, 1.02], "title": "metric"}, legend={"orientation": "h", "y": -0.2},
                       plot_bgcolor="white")
     return fig
@@ -91,8 +92,8 @@ def heatmap_figure(grid: Mapping[str, Any]) -> go.Figure:
     fig.add_trace(go.Scatter(x=[grid["current"][0]], y=[grid["current"][1]], mode="markers", name="current",
                              marker={"symbol": "x", "size": 14, "color": "red", "line": {"width": 2}},
                              hovertemplate="current setting<extra></extra>"))
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 10}, xaxis_title=_label(grid["x"]),
-                      yaxis_title=_label(grid["y"]), showlegend=False)
+    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 10}, xaxis_title=setting_label(grid["x"]),
+                      yaxis_title=setting_label(grid["y"]), showlegend=False)
     return fig
 
 
@@ -108,7 +109,8 @@ def risk_coverage_figure(curves: Mapping[str, Mapping[str, Any]]) -> go.Figure:
     return fig
 
 
-def _label(name: str) -> str:
+def setting_label(name: str) -> str:
+    """A setting's slider label with its name, for chart axes and menus."""
     s = settings_mod.BY_NAME.get(name)
     return f"{s.label} ({name})" if s and s.label else name
 

@@ -83,10 +83,11 @@ def source_form():
 def progress_bar(total_hint: str):
     bar = st.progress(0.0, text=f"Analysing {total_hint}…")
     started = time.perf_counter()
-    first: list[int] = []
+    first: list[int] = []  # items already cached when the run began (the first report)
 
     def update(done: int, total: int, stage: str) -> None:
-        first.append(done) if not first else None
+        if not first:
+            first.append(done)
         analysed = done - first[0]
         elapsed = time.perf_counter() - started
         rate = analysed / elapsed if analysed and elapsed > 0 else 0.0
@@ -218,7 +219,7 @@ def sweeps(run, values) -> None:
     one, two = st.tabs(["1-D: metrics against one threshold", "2-D: one metric over two thresholds"])
     with one:
         a, b = st.columns([1, 2])
-        name = a.selectbox("Threshold", GATE_NUMERIC, key="aw_eval_sweep", format_func=ev._label)
+        name = a.selectbox("Threshold", GATE_NUMERIC, key="aw_eval_sweep", format_func=ev.setting_label)
         chosen = b.multiselect("Metrics", SWEEP_METRICS, ["macro_f1", "coverage", "hallucination_rate"],
                                key="aw_eval_sweep_metrics", format_func=ev.METRIC_NAMES.get)
         if chosen:
@@ -227,9 +228,9 @@ def sweeps(run, values) -> None:
     with two:
         a, b, c = st.columns(3)
         x = a.selectbox("x", GATE_NUMERIC, index=GATE_NUMERIC.index("amb_max"), key="aw_eval_x",
-                        format_func=ev._label)
+                        format_func=ev.setting_label)
         y = b.selectbox("y", GATE_NUMERIC, index=GATE_NUMERIC.index("sufficiency_min"), key="aw_eval_y",
-                        format_func=ev._label)
+                        format_func=ev.setting_label)
         metric = c.selectbox("Metric", SWEEP_METRICS, key="aw_eval_2d_metric", format_func=ev.METRIC_NAMES.get)
         if x == y:
             st.info("Choose two different thresholds.")
@@ -251,7 +252,7 @@ def calibrate(run, run_id, values) -> None:
                        disabled=objective != "coverage")
     folds = c.slider("Folds", 2, 10, 5, key="aw_eval_folds")
     names = st.multiselect("Settings to search", GATE_SETTINGS, list(GATE_SETTINGS), key="aw_eval_params",
-                           format_func=ev._label)
+                           format_func=ev.setting_label)
     if st.button("Suggest thresholds", key="aw_eval_suggest", disabled=not names):
         goal = Objective(objective, ceiling if objective == "coverage" else None)
         try:

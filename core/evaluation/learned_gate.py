@@ -229,7 +229,8 @@ def load_cached(path: str | Path) -> LearnedGate:
         stamp = file.stat().st_mtime_ns
     except OSError:
         raise ValueError(f"learned gate file {path} does not exist: fit one on the Evaluate page or with "
-                         f"`python -m core calibrate … --learned-gate FILE`, or set the gate model to rules") from None
+                         f"`python -m core calibrate … --learned-gate FILE`, or set the gate model to "
+                         f"rules") from None
     key = (str(file), stamp)
     if key not in _LOADED:
         _LOADED.clear()  # one gate in use at a time; a rewritten file replaces the old entry
