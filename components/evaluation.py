@@ -54,8 +54,9 @@ def confusion_figure(matrix: Sequence[Sequence[int]], title: str = "") -> go.Fig
         z=shares, x=[f"→ {a}" for a in ACTIONS], y=list(ACTIONS), text=text, texttemplate="%{text}",
         colorscale="Blues", zmin=0, zmax=1, showscale=False,
         hovertemplate="gold %{y}, predicted %{x}<br>%{text}<extra></extra>"))
-    fig.update_layout(title=title or None, height=260, margin={"l": 10, "r": 10, "t": 30 if title else 10, "b": 10},
-                      yaxis={"autorange": "reversed", "title": "gold"}, xaxis={"title": "predicted", "side": "top"},
+    fig.update_layout(title=title or None, height=280, margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 10},
+                      yaxis={"autorange": "reversed", "title": "gold", "automargin": True},
+                      xaxis={"title": {"text": "predicted", "standoff": 4}, "side": "top", "automargin": True},
                       font={"size": 12})
     return fig
 
@@ -77,7 +78,7 @@ def sweep_figure(sweep: Mapping[str, Any], metrics: Sequence[str]) -> go.Figure:
                   annotation_text=f"current {sweep['current']}", annotation_position="top")
     fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       xaxis_title=setting_label(sweep["setting"]),
-                      yaxis={"range": [0, 1.02], "title": "metric"}, legend={"orientation": "h", "y": -0.2},
+                      yaxis={"range": [0, 1.02], "title": "metric", "automargin": True}, legend={"orientation": "h", "y": -0.2},
                       plot_bgcolor="white")
     return fig
 
@@ -104,7 +105,7 @@ def risk_coverage_figure(curves: Mapping[str, Mapping[str, Any]]) -> go.Figure:
         fig.add_trace(go.Scatter(x=rc["coverage"], y=rc["risk"], mode="lines",
                                  name=f"{name} (AURC {fmt(rc['aurc'])})"))
     fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 10, "b": 10}, xaxis_title="coverage (share answered)",
-                      yaxis={"title": "risk (answered but gold is not ANSWER)", "range": [0, 1]},
+                      yaxis={"title": "risk", "range": [0, 1], "automargin": True},
                       legend={"orientation": "h", "y": -0.25}, plot_bgcolor="white")
     return fig
 

@@ -103,8 +103,10 @@ def analyse(choice, values) -> None:
         dataset = load_dataset(fmt, path, setting=None if fmt == "jsonl" else setting, limit=limit, seed=seed,
                                kb_folder=wiring.selected_kb() if fmt == "jsonl" else None)
         wiring.load_models()
-        runner = BatchRunner(values, progress=progress_bar(dataset.describe()), show_bar=False)
-        run = runner.run(dataset)
+        bar = st.empty()
+        with bar.container():
+            run = BatchRunner(values, progress=progress_bar(dataset.describe()), show_bar=False).run(dataset)
+        bar.empty()
     except (DatasetError, KnowledgeBaseError, ModelUnavailable, ValueError) as exc:
         st.error(str(exc))
         return
@@ -219,7 +221,8 @@ def sweeps(run, values) -> None:
     one, two = st.tabs(["1-D: metrics against one threshold", "2-D: one metric over two thresholds"])
     with one:
         a, b = st.columns([1, 2])
-        name = a.selectbox("Threshold", GATE_NUMERIC, key="aw_eval_sweep", format_func=ev.setting_label)
+        name = a.selectbox("Threshold", GATE_NUMERIC, index=GATE_NUMERIC.index("evidence_coverage_min"),
+                           key="aw_eval_sweep", format_func=ev.setting_label)
         chosen = b.multiselect("Metrics", SWEEP_METRICS, ["macro_f1", "coverage", "hallucination_rate"],
                                key="aw_eval_sweep_metrics", format_func=ev.METRIC_NAMES.get)
         if chosen:
