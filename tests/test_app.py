@@ -464,3 +464,17 @@ def test_the_graph_panel_shows_pathscore_with_its_path_matches_and_vars():
     empty = dataclasses.replace(sub, nodes=(), edges=(), matched=(), path=(), path_score=0.0, n_matched=0)
     at = AppTest.from_function(_render_subgraph, kwargs={"subgraph": empty}).run()
     assert not at.get("iframe") and "kg_matched = 0" in at.info[0].value
+
+
+def test_the_learned_gate_decides_when_chosen_in_the_sidebar(fake):
+    at = ask(AppTest.from_file(INSPECT, default_timeout=30).run(), "Can I get the Winter Fuel Payment?", "I am 70.")
+    assert at.session_state[wiring.DECISION_KEY].rule == "missing_variables"
+    at.sidebar.selectbox(key="aw_set_gate_model").set_value("learned").run()
+    decision = at.session_state[wiring.DECISION_KEY]
+    assert not at.exception and not at.error and len(fake) == 1, "switching the gate analyses nothing"
+    assert decision.rule == "learned_gate" and "presets/learned-gate-sample-kb.json" in decision.reason
+    assert action_of(at) == decision.action
+    table = next(m.value for m in at.markdown if m.value.startswith("| # | rule"))
+    assert "`learned_gate`" in table and "`missing_variables`" in table
+    at.sidebar.text_input(key="aw_set_learned_gate_file").input("presets/no-such-gate.json").run()
+    assert "does not exist" in at.error[0].value and not at.exception
