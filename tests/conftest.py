@@ -16,6 +16,24 @@ SAMPLE_QUESTIONS = ROOT / "sample_kb" / "questions.jsonl"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture
+def fresh_generation_cache():
+    """An empty generated-text cache before and after the test, so every generation is a real call."""
+    from core.generation import CACHE
+    CACHE.clear()
+    yield
+    CACHE.clear()
+
+
+def build_small_kb(folder: Path, docs: dict[str, str]):
+    """A knowledge base of ``docs`` (file name -> text) built in ``folder``, in 400-character passages."""
+    from core.kb import KnowledgeBase
+    folder.mkdir()
+    for name, text in docs.items():
+        (folder / name).write_text(text)
+    return KnowledgeBase.build(folder, {"chunk_chars": 400, "chunk_overlap": 0})
+
+
 @pytest.fixture(scope="session")
 def nli_model():
     from core import models, nli

@@ -11,11 +11,13 @@ import pytest
 
 from core import models
 from core.abduction import Abduction, AbductionStage, _premise_lines
-from core.generation import CACHE, OpenAICompatibleBackend
-from core.kb import KnowledgeBase
+from core.generation import OpenAICompatibleBackend
 from core.retrieval import Retriever
 from core.types import Condition, NliScores, from_dict, to_dict
+from tests.conftest import build_small_kb
 from tests.fake_openai_server import FakeOpenAIServer
+
+pytestmark = pytest.mark.usefixtures("fresh_generation_cache")  # every generation is a real call
 
 DOCS = {
     "harlow_bridge.md": "# Harlow Bridge\n\nThe Harlow Bridge is a road bridge over the River Ost in Harlow. "
@@ -31,18 +33,9 @@ QUESTION = "In which town was the designer of the Harlow Bridge born?"
 CLAIM = "There exists a town in which the designer of the Harlow Bridge was born."
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    CACHE.clear()
-
-
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("abduction") / "kb"
-    folder.mkdir()
-    for name, text in DOCS.items():
-        (folder / name).write_text(text)
-    return KnowledgeBase.build(folder, {"chunk_chars": 400, "chunk_overlap": 0})
+    return build_small_kb(tmp_path_factory.mktemp("abduction") / "kb", DOCS)
 
 
 def evidence_for(kb, doc_id: str, query: str):

@@ -12,23 +12,18 @@ import pytest
 
 from core import generation, prompts
 from core.claims import ClaimBuilder
-from core.generation import (CACHE, Generated, LocalBackend, OpenAICompatibleBackend, TemplateBackend,
+from core.generation import (Generated, LocalBackend, OpenAICompatibleBackend, TemplateBackend,
                              make_backend)
-from core.kb import KnowledgeBase
 from core.retrieval import Retriever
 from core.stepback import (ClaimRewriter, StepBackRetrieval, StepBackRewriter, rule_stepback,
                            stepback_retrieve)
 from core.types import from_dict, to_dict
+from tests.conftest import build_small_kb
 from tests.fake_openai_server import FakeOpenAIServer
 
+pytestmark = pytest.mark.usefixtures("fresh_generation_cache")  # every generation is a real call
+
 MSGS = [{"role": "user", "content": "Say hello."}]
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    CACHE.clear()
-    yield
-    CACHE.clear()
 
 
 @pytest.fixture
@@ -207,11 +202,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def small_kb(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("gen") / "kb"
-    folder.mkdir()
-    for name, text in DOCS.items():
-        (folder / name).write_text(text)
-    return KnowledgeBase.build(folder, {"chunk_chars": 400, "chunk_overlap": 0})
+    return build_small_kb(tmp_path_factory.mktemp("gen") / "kb", DOCS)
 
 
 def test_stepback_retrieval_keeps_both_lists_and_merges(small_kb):

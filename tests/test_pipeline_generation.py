@@ -17,15 +17,18 @@ from core import prompts, settings
 from core.agents import RESPONSE_SETTINGS, respond_checked
 from core.claims import ClaimBuilder
 from core.gate import decide
-from core.generation import CACHE, GenerationError, LocalBackend, OpenAICompatibleBackend
-from core.kb import KnowledgeBase, split_sentences
+from core.generation import GenerationError, LocalBackend, OpenAICompatibleBackend
+from core.kb import split_sentences
 from core.pipeline import Pipeline, make_query
 from core.stepback import rule_stepback
 from core.types import (Abduction, AnswerCheck, Citation, Comparison, Decision, Generated, NliScores, Passage,
                         PassageNli, Premise, Query, Response, RetrievedPassage, Trace, VariableState, from_dict,
                         to_dict)
 from tests import factories
+from tests.conftest import build_small_kb
 from tests.fake_openai_server import FakeOpenAIServer
+
+pytestmark = pytest.mark.usefixtures("fresh_generation_cache")  # every generation is a real call
 
 DOCS = {
     "harlow_bridge.md": "# Harlow Bridge\n\nThe Harlow Bridge is a road bridge over the River Ost in Harlow. The "
@@ -46,13 +49,6 @@ E_IS_TOP_PASSAGE = {"premise_top_k": 1}
 CACHED_STAGES = ("retrieval", "evidence", "claim", "nli", "variables", "kg", "premises")
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    CACHE.clear()
-    yield
-    CACHE.clear()
-
-
 @pytest.fixture
 def no_generator_model(monkeypatch):
     """Loading the local generator, or opening any connection, fails the test."""
@@ -64,11 +60,7 @@ def no_generator_model(monkeypatch):
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("pipeline_generation") / "kb"
-    folder.mkdir()
-    for name, text in DOCS.items():
-        (folder / name).write_text(text)
-    return KnowledgeBase.build(folder, {"chunk_chars": 400, "chunk_overlap": 0})
+    return build_small_kb(tmp_path_factory.mktemp("pipeline_generation") / "kb", DOCS)
 
 
 @pytest.fixture(scope="module")
