@@ -115,8 +115,12 @@ def decide_signals(signals: Signals, values: Mapping[str, Any], has_passages: bo
         decided = RuleResult("default_answer", "ANSWER", True, True, (),
                              "No rule objected: the evidence supports an answer.")
         results.append(decided)
-    polarity = ""
-    if decided.action == "ANSWER" and signals.condition_outcome in ("satisfied", "failed"):
-        polarity = "yes" if signals.condition_outcome == "satisfied" else "no"
     return Decision(action=decided.action, rule=decided.name, reason=decided.explanation,
-                    rules=tuple(results), answer_polarity=polarity)
+                    rules=tuple(results), answer_polarity=answer_polarity(decided.action, signals.condition_outcome))
+
+
+def answer_polarity(action: str, condition_outcome: str) -> str:
+    """The yes/no an ANSWER gives when the user's conditions decide it ("" otherwise)."""
+    if action != "ANSWER":
+        return ""
+    return {"satisfied": "yes", "failed": "no"}.get(condition_outcome, "")

@@ -27,6 +27,7 @@ import numpy as np
 from core import models
 from core.evaluation import metrics as M
 from core.evaluation.calibration import OUTCOMES, TRACE_PREFIXES, SignalTable
+from core.gate import answer_polarity
 from core.types import ACTIONS, Decision, RuleResult, Signals, Trace
 
 KIND = "answerability-workbench-learned-gate"
@@ -154,11 +155,8 @@ class LearnedGate:
                   f"The rule gate would say {rule_decision.action} (rule {rule_decision.rule}).")
         decided = RuleResult("learned_gate", action, True, True, (), reason)
         rules = tuple(dataclasses.replace(r, fired=False) for r in rule_decision.rules)
-        polarity = ""
-        if action == "ANSWER" and trace.signals.condition_outcome in ("satisfied", "failed"):
-            polarity = "yes" if trace.signals.condition_outcome == "satisfied" else "no"
         return Decision(action=action, rule="learned_gate", reason=reason, rules=(decided, *rules),
-                        answer_polarity=polarity)
+                        answer_polarity=answer_polarity(action, trace.signals.condition_outcome))
 
     def _calibrate(self, raw: np.ndarray) -> np.ndarray:
         cal = np.column_stack([_apply_calibrator(c, raw[:, i], self.calibration)

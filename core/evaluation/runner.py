@@ -29,6 +29,7 @@ from core import settings as settings_mod
 from core.evaluation import metrics as M
 from core.evaluation.calibration import SignalTable
 from core.evaluation.importers import Dataset, Document, LabelledItem
+from core.gate import answer_polarity
 from core.types import ACTIONS, Trace, from_dict, to_dict
 
 DEFAULT_CACHE = models.PROJECT_ROOT / ".cache" / "eval"
@@ -323,11 +324,7 @@ def predicted_evidence(trace: Trace, limit: int = EVIDENCE_PER_ITEM) -> list[str
 
 def predicted_answers(run: RunResult, codes: np.ndarray) -> list[str | None]:
     """The yes/no an ANSWER gives when the conditions decide it (answer text comes from the agents later)."""
-    out = []
-    for code, outcome in zip(codes, run.table.outcome):
-        answered = ACTIONS[code] == "ANSWER"
-        out.append({"satisfied": "yes", "failed": "no"}.get(outcome) if answered else None)
-    return out
+    return [answer_polarity(ACTIONS[code], outcome) or None for code, outcome in zip(codes, run.table.outcome)]
 
 
 def prediction_records(run: RunResult, codes: np.ndarray, rules: Sequence[str] | None = None,
