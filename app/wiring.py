@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
 from core import settings as settings_mod
 from core.dialogue import Dialogue
 from core.kb import SUFFIXES, KnowledgeBase, KnowledgeBaseError, index_settings, read_documents
+from core.paths import TEXT_SUFFIXES, PathNotAllowed, binary_reason, confine
+from core.service import Workbench, respond
 from core.types import Decision, Query, Response, RuleResult, Trace, to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,13 +34,14 @@ KBS_DIR = ROOT / "kbs"  # default home of knowledge bases made on the Knowledge 
 KB_KEY = "aw_kb"  # the selected KB folder (shared by the Inspect and Knowledge base pages)
 EXTRA_KBS_KEY = "aw_kb_extra"  # folders chosen by path during this session
 QUERY_KEY = "aw_query"  # the Query last analysed
+QUERY_KB_KEY = "aw_query_kb"  # the KB menu entry it was analysed against (the results belong to both)
 TRACE_KEY = "aw_trace"
 DECISION_KEY = "aw_decision"
 DIALOGUE_KEY = "aw_dialogue"  # the core.dialogue.Dialogue of the question analysed
 DIALOGUE_ID_KEY = "aw_dialogue_id"  # [KB and query, non-gate settings] it was analysed with
 MOVE_KEY = "aw_dialogue_move"  # a reply or an edit from a button callback, applied on the next run
 RESPONSE_KEY = "aw_response"  # the Response the action card shows
-RESPONSES_KEY = "aw_responses"  # respond_checked results for the current trace (see checked_response)
+RESPONSES_KEY = "aw_responses"  # core.service.respond results for the current trace (see checked_response)
 QUESTION_KEY, SCENARIO_KEY, HISTORY_KEY = "aw_question", "aw_scenario", "aw_history"  # the Inspect form
 ANALYSE_NOW_KEY = "aw_analyse_now"  # set by whoever fills the form: Inspect analyses it on its next run
 
@@ -57,18 +60,31 @@ def resolve_folder(text: str) -> Path:
     return (path if path.is_absolute() else ROOT / path).resolve()
 
 
+def allowed_path(text: str) -> Path:
+    """A user-typed folder or file, resolved and confined to the roots the server allows
+    (``core.paths``); PathNotAllowed says which roots those are and how to add one."""
+    if not text.strip():
+        raise PathNotAllowed("Type a path.")
+    return confine(resolve_folder(text))
+
+
+def _has_documents(folder: Path) -> bool:
+    return any(p.is_file() and p.suffix.lower() in SUFFIXES for p in folder.rglob("*") if ".index" not in p.parts)
+
+
 def kb_choices(base: Path = KBS_DIR) -> list[str]:
     """The sample KB, every folder under ``kbs/`` and folders picked this session."""
     found = [DEFAULT_KB]
-    if base.is_dir():
-        found += sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if base.is_dir():  # a folder with no document in it (an upload that failed) is no knowledge base
+        found += sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".") and _has_documents(p))
     found += [Path(p) for p in st.session_state.get(EXTRA_KBS_KEY, [])]
     return list(dict.fromkeys(display_path(p) for p in found))
 
 
 def remember_kb(folder: Path) -> str:
-    """Add a folder to this session's KB menu and return its menu entry."""
-    entry = display_path(folder)
+    """Add a folder to this session's KB menu and return its menu entry (PathNotAllowed outside the
+    allowed roots)."""
+    entry = display_path(confine(folder))
     extra = st.session_state.setdefault(EXTRA_KBS_KEY, [])
     if entry not in extra:
         extra.append(entry)
@@ -95,28 +111,30 @@ def load_kb(folder: Path, values: Mapping[str, Any]) -> KnowledgeBase:
 @st.cache_resource(show_spinner="Loading the models (once per server)…")
 def load_models() -> dict[str, str]:
     """Load every model role once for the whole server; ModelUnavailable names what to install."""
-    from core import models, nli
-    models.get_embedder()
-    models.get_spacy()
-    nli.get_nli()
-    return models.model_ids()
-
-
-@dataclass
-class SharedPipeline:
-    """One Pipeline per KB index for the server; the lock keeps its stage caches consistent."""
-    pipeline: Any
-    lock: threading.Lock
-
-    def analyze(self, query: Query, overrides: Mapping[str, Any] | None = None) -> Trace:
-        with self.lock:
-            return self.pipeline.analyze(query, overrides)
+    from core import models
+    return models.DEFAULT.warm_up()
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def pipeline_for(fingerprint: str, _kb: KnowledgeBase) -> SharedPipeline:
-    from core.pipeline import Pipeline
-    return SharedPipeline(Pipeline(_kb), threading.Lock())
+def pipeline_for(fingerprint: str, _kb: KnowledgeBase) -> Workbench:
+    """One Workbench (pipeline, stage caches and lock) per KB index, shared by every session."""
+    return Workbench(_kb)
+
+
+QUEUED = "Queued: another session is analysing this same question; yours continues from its results when it ends."
+
+
+@dataclass(frozen=True)
+class SessionWorkbench:
+    """What a session's Dialogue analyses with: the shared Workbench, telling this user when they queue."""
+    shared: Workbench
+
+    @property
+    def models(self):
+        return self.shared.models
+
+    def analyze(self, query: Query, overrides: Mapping[str, Any] | None = None) -> Trace:
+        return self.shared.analyze(query, overrides, on_wait=lambda: st.toast(QUEUED, icon="⏳"))
 
 
 def _model_values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,7 +159,7 @@ def current_dialogue(kb: KnowledgeBase, query: Query, values: Mapping[str, Any])
             if dialogue is not None and stored[0] == question_id:
                 dialogue = dialogue.replay(values)
             else:
-                dialogue = Dialogue.start(pipeline_for(kb.fingerprint, kb), query, dict(values))
+                dialogue = Dialogue.start(SessionWorkbench(pipeline_for(kb.fingerprint, kb)), query, dict(values))
     _keep(dialogue, question_id, model_id)
     if move is not None:
         with st.spinner("Reading your reply…"):
@@ -172,18 +190,20 @@ def current_analysis(values: Mapping[str, Any]) -> tuple[Trace, Decision] | None
 
 def checked_response(trace: Trace, decision: Decision,
                      values: Mapping[str, Any]) -> tuple[Response, tuple[RuleResult, ...]]:
-    """``core.agents.respond_checked`` memoised for the current trace by what the response depends
+    """``core.service.respond`` memoised for the current trace by what the response depends
     on: the deciding rule (its reason and polarity follow from it, its thresholds do not matter) and
     the response settings. A gate slider that leaves the deciding rule as it was writes no new
     response, so it runs no grounding NLI; one that changes it writes the new response once."""
-    from core.agents import RESPONSE_SETTINGS, respond_checked
+    from core.agents import RESPONSE_SETTINGS
     key = json.dumps([decision.action, decision.rule, decision.answer_polarity,
                       {k: values[k] for k in RESPONSE_SETTINGS}], sort_keys=True, default=str)
     memo = st.session_state.get(RESPONSES_KEY)
     if memo is None or memo["trace"] is not trace:
         memo = st.session_state[RESPONSES_KEY] = {"trace": trace, "responses": {}}
     if key not in memo["responses"]:
-        memo["responses"][key] = respond_checked(trace, decision, values)
+        dialogue = st.session_state.get(DIALOGUE_KEY)  # its workbench's models wrote the trace
+        memo["responses"][key] = respond(trace, decision, values,
+                                         models=getattr(getattr(dialogue, "workbench", None), "models", None))
     return memo["responses"][key]
 
 
@@ -254,13 +274,16 @@ class UploadReport:
 
 def add_files(folder: Path, files: Sequence[tuple[str, bytes]]) -> UploadReport:
     """Write uploaded files into ``folder`` when the KB reader can read at least one document
-    from them; never overwrite a file already there (a new name is chosen instead)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    from them; never overwrite a file already there (a new name is chosen instead). A text file
+    whose bytes are binary is refused. The folder is made only when a file is written into it."""
     added, skipped, notes = [], [], []
     for raw_name, data in files:
         name = SAFE_NAME.sub("_", Path(raw_name).name).strip(" .") or "upload"
         if Path(name).suffix.lower() not in SUFFIXES:
             skipped.append(f"{raw_name}: not a {', '.join(SUFFIXES)} file")
+            continue
+        if Path(name).suffix.lower() in TEXT_SUFFIXES and (why := binary_reason(data)):
+            skipped.append(f"{raw_name}: {why}")
             continue
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / name).write_bytes(data)
@@ -272,6 +295,7 @@ def add_files(folder: Path, files: Sequence[tuple[str, bytes]]) -> UploadReport:
             skipped.append(f"{raw_name}: " + ("; ".join(p.split(": ", 1)[-1] for p in problems)
                                                or "no text could be read"))
             continue
+        folder.mkdir(parents=True, exist_ok=True)
         target, n = folder / name, 1
         while target.exists():
             n += 1
@@ -284,11 +308,25 @@ def add_files(folder: Path, files: Sequence[tuple[str, bytes]]) -> UploadReport:
     return UploadReport(tuple(added), tuple(skipped), tuple(notes))
 
 
+def discard_new_kb(folder: Path) -> None:
+    """Remove a knowledge base this upload created and could not index, so no half-made KB stays in
+    the menu (only ever a folder inside the allowed roots)."""
+    folder = confine(folder)
+    if folder.is_dir() and folder != KBS_DIR.resolve():
+        shutil.rmtree(folder)
+
+
 def new_kb_folder(base: Path, name: str) -> Path:
+    """A new KB's folder: a plain name under ``base``, which must lie in the allowed roots
+    (PathNotAllowed) and must not exist yet (ValueError: adding to a KB is the other choice)."""
     if not KB_NAME.fullmatch(name.strip()):
         raise ValueError("A knowledge base name uses letters, digits, '-' and '_' (at most 64), "
                          f"starting with a letter or digit; {name.strip()!r} does not.")
-    return base / name.strip()
+    folder = confine(base) / name.strip()
+    if folder.exists():
+        raise ValueError(f"{display_path(folder)} exists already: choose 'the selected knowledge base' to add to it, "
+                         "or another name.")
+    return folder
 
 
 def reindex(folder: Path, values: Mapping[str, Any], progress) -> KnowledgeBase:

@@ -23,15 +23,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 from core import settings  # noqa: E402
 from core.evaluation import metrics as M  # noqa: E402
-from core.evaluation.calibration import SignalTable, regate, signal_report, suggest_thresholds  # noqa: E402
+from core.evaluation.calibration import signal_report, suggest_thresholds  # noqa: E402
 from core.evaluation.importers import Dataset, load_dataset  # noqa: E402
 from core.evaluation.learned_gate import cross_validate  # noqa: E402
 from core.evaluation.runner import BatchRunner, TraceCache  # noqa: E402
 from core.gate import decide_signals  # noqa: E402
+from core.gate.table import SignalTable, regate  # noqa: E402
 from core.types import Trace, from_dict  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

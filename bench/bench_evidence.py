@@ -15,17 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
 from core import models  # noqa: E402
 from core.evidence import EvidenceSelector, candidate_sentences  # noqa: E402
-from core.kb import chunk_document, read_documents, split_sentences  # noqa: E402
+from core.kb import chunk_document, read_documents  # noqa: E402
+from core.text import split_sentences  # noqa: E402
 from core.settings import defaults  # noqa: E402
 from core.types import RetrievedPassage  # noqa: E402
 

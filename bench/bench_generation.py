@@ -24,12 +24,9 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import models, prompts, settings  # noqa: E402
 from core.abduction import AbductionStage  # noqa: E402

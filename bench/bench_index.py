@@ -11,12 +11,9 @@ from __future__ import annotations
 import argparse
 import resource
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import models  # noqa: E402
 from core.kb import KnowledgeBase  # noqa: E402

@@ -16,17 +16,15 @@ import argparse
 import json
 import random
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import numpy as np  # noqa: E402
 
 from core import kg, models  # noqa: E402
-from core.kb import Document, chunk_document, read_documents, sentence_kind, split_sentences  # noqa: E402
+from core.kb import Document, chunk_document, read_documents  # noqa: E402
+from core.text import sentence_kind, split_sentences  # noqa: E402
 from core.settings import defaults  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,8 +26,6 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 from core import settings  # noqa: E402
 from core.dialogue import decide_with_history  # noqa: E402
 from core.evaluation.importers import load_dataset  # noqa: E402

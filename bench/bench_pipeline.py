@@ -12,13 +12,10 @@ import argparse
 import json
 import resource
 import statistics
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 from core import settings  # noqa: E402
 from core.gate import decide  # noqa: E402
 from core.kb import KnowledgeBase  # noqa: E402

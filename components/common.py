@@ -24,9 +24,9 @@ def chip(text: str, color: str, title: str = "") -> str:
 
 
 def panel_header(title: str, help_text: str) -> None:
-    """A panel title with its "what is this / how is it computed" text underneath."""
-    st.subheader(title, anchor=False)
-    st.caption(help_text)
+    """A panel title; its "what is this / how is it computed" note sits in the (?) popover, so the
+    panel opens with its content, not with method notes."""
+    st.subheader(title, anchor=False, help=help_text)
 
 
 def md(text: object) -> str:
@@ -36,6 +36,6 @@ def md(text: object) -> str:
     in a document from turning into maths or emphasis.)
     """
     out = str(text).replace("\\", "\\\\")
-    for ch in "*_`[]<>$#|~":
+    for ch in "*_`[]<>$#|~&":
         out = out.replace(ch, "\\" + ch)
     return out

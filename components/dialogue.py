@@ -12,7 +12,7 @@ from typing import Callable
 
 import streamlit as st
 
-from components.common import ACTION_BADGE, esc, md, panel_header
+from components.common import ACTION_BADGE, md, panel_header
 from core.dialogue import Dialogue, Turn
 
 HELP = ("Seed 002 §3.11: a reply joins the dialogue history as (clarification, reply) and the question is "
@@ -47,9 +47,9 @@ def render_reply_box(turn: Turn, on_answer: Answer) -> None:
 
 
 def _text(value: object) -> str:
-    """Document or user text for markdown: HTML characters as entities, markdown characters escaped
-    (it reads the same, and no raw "<" of a hostile document reaches the page)."""
-    return md(esc(value))
+    """Document or user text for markdown, escaped once: every markdown and HTML character
+    backslash-escaped (``md``), so "Carer's" reads as typed and a hostile "<" stays text."""
+    return md(value)
 
 
 def turn_markdown(index: int, turn: Turn) -> str:

@@ -5,6 +5,8 @@ Every figure comes from ``core.evaluation`` over cached traces; nothing here cal
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import plotly.graph_objects as go
@@ -93,9 +95,44 @@ def heatmap_figure(grid: Mapping[str, Any]) -> go.Figure:
     fig.add_trace(go.Scatter(x=[grid["current"][0]], y=[grid["current"][1]], mode="markers", name="current",
                              marker={"symbol": "x", "size": 14, "color": "red", "line": {"width": 2}},
                              hovertemplate="current setting<extra></extra>"))
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 10}, xaxis_title=setting_label(grid["x"]),
-                      yaxis_title=setting_label(grid["y"]), showlegend=False)
+    fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
+                      xaxis=_grid_axis(setting_label(grid["x"]), grid["x_values"]),
+                      yaxis=_grid_axis(setting_label(grid["y"]), grid["y_values"]))
     return fig
+
+
+def _grid_axis(title: str, values: Sequence[float], ticks: int = 6) -> dict[str, Any]:
+    """An axis whose tick values are printed (about ``ticks`` of the grid's points) and whose title sits
+    clear of them: automargin makes room for both instead of clipping the ticks under a tight margin."""
+    step = max(1, -(-len(values) // ticks))
+    shown = list(values)[::step]
+    return {"title": {"text": title, "standoff": 12}, "automargin": True, "tickmode": "array",
+            "tickvals": shown, "ticktext": [f"{v:.2f}" for v in shown], "showticklabels": True}
+
+
+def measured_rate(path: Path) -> float | None:
+    """Seconds per analysed item measured on this server's last run (None before any)."""
+    try:
+        return float(json.loads(path.read_text())["seconds_per_item"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def record_rate(path: Path, items: int, seconds: float) -> None:
+    """Keep the measured seconds per item of a run that analysed ``items`` (cached ones excluded)."""
+    if items > 0 and seconds > 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"seconds_per_item": seconds / items, "items": items}))
+
+
+def duration_text(n_items: int, seconds_per_item: float | None) -> str:
+    """How long ``n_items`` take at the measured rate, or that there is no measurement yet."""
+    if seconds_per_item is None:
+        return ("no analysis has been timed on this server yet: the progress bar shows the measured time per "
+                "item once the first items are done")
+    total = n_items * seconds_per_item
+    shown = f"{total / 60:.0f} minutes" if total >= 90 else f"{total:.0f} s"
+    return f"about {shown} ({seconds_per_item:.1f} s per item, measured on this server's last run)"
 
 
 def risk_coverage_figure(curves: Mapping[str, Mapping[str, Any]]) -> go.Figure:
@@ -156,3 +193,8 @@ def table_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         row.update({k: round(r["signals"][k], 3) for k in TABLE_SIGNALS})
         out.append(row)
     return out
+
+
+def transfer_rows(rows: list[dict]) -> list[dict]:
+    """The transfer table's rows for display: figures to three places, "—" where a set lacks a class."""
+    return [{k: (f"{v:.3f}" if isinstance(v, float) else "—" if v is None else v) for k, v in r.items()} for r in rows]

@@ -8,8 +8,8 @@ from components.common import ACTION_BADGE, md, panel_header
 from core.types import Comparison, Decision
 
 HELP = ("decide() walks the rules top to bottom; the first enabled rule whose comparisons all hold decides "
-        "the action, and if none does the answer is ANSWER. After seed 002 Eq. 21 (conflict → ASK, low Conf "
-        "and Coverage → ABSTAIN, Amb → ASK, I(q) > τ_i → ASK), seed 004 layer 1 (flat weak scores) and "
+        "the action, and if none does the answer is ANSWER. After seed 002 §5.3 and Eq. 21 (conflict → ASK, "
+        "low Conf and Coverage → ABSTAIN, Amb → ASK, I(q) > τ_i → ASK), seed 004 layer 1 (flat weak scores) and "
         "seed 000 (Sufficiency < τ → ABSTAIN). Pure arithmetic: moving a gate slider calls no model. "
         "An ANSWER is then checked once it is written (seed 004 layers 2–3, listed after the gate's rules): "
         "answer_grounding (one NLI call on the answer against the passages it cites) and hedging; either can "

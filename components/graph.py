@@ -50,6 +50,25 @@ _DECODE = """function awText(s) { return new DOMParser().parseFromString(s || ""
                   """
 
 
+_AUXILIARIES = ("was", "were", "is", "are", "has", "have", "had", "been")
+
+
+def readable_relation(edge: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    """The relation as the sentence stated it ("born in", "designed by"), not its lemma key
+    ("bear_in"): the validated triple sentence ``text`` is "<source> <verb words> <target>.", so the
+    words between the two labels are the phrase; a leading auxiliary is dropped."""
+    relation = str(edge.get("relation", ""))
+    text = str(edge.get("text", "")).strip().rstrip(".")
+    source, target = labels.get(str(edge.get("source")), ""), labels.get(str(edge.get("target")), "")
+    if source and target and text.startswith(source) and text.endswith(target) and len(text) > len(source + target):
+        words = text[len(source):len(text) - len(target)].split()
+        while len(words) > 1 and words[0].lower() in _AUXILIARIES:
+            words = words[1:]
+        if words:
+            return " ".join(words)
+    return relation.replace("_", " ")
+
+
 def categories(nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """A fixed colour per entity category, in sorted order (stable across reruns)."""
     cats = sorted({str(n.get("category") or "entity") for n in nodes if n.get("kind") != "var"})
@@ -101,11 +120,12 @@ def graph_html(nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, 
             tip += "\nmatched by the question"
             style.update(borderWidth=4, color={"background": colors.get(category, VAR_COLOR), "border": MATCH_BORDER})
         net.add_node(str(n["id"]), label=esc(label), tip=esc(tip), size=14, **style)
+    labels = {str(n["id"]): str(n.get("label", n["id"])) for n in nodes}
     for i, e in enumerate(edges):
         weight = float(e.get("weight", 0.5))
-        relation = str(e.get("relation", ""))
+        relation = readable_relation(e, labels)
         tip = f"{relation} (w = {weight:.2f})\n{e.get('sentence', '')}".strip()
-        style: dict[str, Any] = {"dashes": True} if relation == "requires" else {}
+        style: dict[str, Any] = {"dashes": True} if e.get("relation") == "requires" else {}
         if i in on_path:
             style["color"] = PATH_COLOR
             tip += "\non the best path (PathScore)"
@@ -128,6 +148,10 @@ def graph_html(nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, 
     page = page.replace(_CREATE, _DECODE + _CREATE, 1)
     legend = legend_html(colors, any(n.get("kind") == "var" for n in nodes), bool(on_path),
                          any(str(n["id"]) in matched for n in nodes))
+    # pyvis sizes the canvas 100% wide plus a border, which the iframe clips at the right: count the
+    # border inside the width.
+    page = page.replace("</head>", "<style>#mynetwork{box-sizing:border-box}html,body{margin:0;overflow:hidden}"
+                                   "</style></head>", 1)
     return page.replace("<body>", "<body style='margin:0'>" + legend, 1)
 
 
@@ -148,7 +172,8 @@ def path_markdown(subgraph: Subgraph) -> str:
     if hops:
         steps = [md(labels.get(subgraph.path[0], subgraph.path[0]))]
         for here, e in zip(subgraph.path[1:], hops):
-            arrow = f" —{md(e.relation)}→ " if e.target == here else f" ←{md(e.relation)}— "
+            phrase = md(readable_relation(to_dict(e), labels))
+            arrow = f" —{phrase}→ " if e.target == here else f" ←{phrase}— "
             steps.append(f"{arrow}{md(labels.get(here, here))}")
         factors = " × ".join(f"{e.weight:.2f}" for e in hops)
         line = (f"**PathScore** = {factors} = **{subgraph.path_score:.3f}** ({verdict}) along "

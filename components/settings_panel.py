@@ -1,4 +1,6 @@
-"""The settings sidebar: one widget per entry of ``core.settings.SETTINGS``, grouped by stage.
+"""The settings sidebar: one widget per entry of ``core.settings.SETTINGS``, in the declaration's
+groups (``Setting.group``: the gate thresholds first), each group marked "re-gates only" or
+"re-analyses" from the settings' stages.
 
 Widgets are generated from the declaration (slider for numbers, toggle for switches, selectbox for
 choices), carry the declared help text, and show ● in their label when they differ from the
@@ -12,25 +14,28 @@ from typing import Any, Mapping
 import streamlit as st
 
 from core import settings as settings_mod
-from core.settings import SETTINGS, STAGES, Setting
+from core.settings import GROUPS, SETTINGS, Setting
 
 PREFIX = "aw_set_"
 VALUES_KEY = "aw_values"  # the last values the sidebar produced, for pages that do not draw it
 PRESET_KEY = "aw_preset_file"
 PRESET_ERROR_KEY = "aw_preset_error"
 CHANGED = " ●"
-STAGE_TITLES = {
-    "index": "Index — re-indexes the knowledge base",
-    "retrieval": "Retrieval — re-runs retrieval and what follows",
-    "evidence": "Evidence — re-runs the pragmatic evidence selection (seed 003)",
-    "claim": "Claim",
-    "nli": "NLI — re-runs the entailment filter and what follows",
-    "variables": "Variables — re-checks the conditions",
-    "kg": "Knowledge graph — re-runs the subgraph query (seed 002 §7)",
-    "signals": "Signals — recomputes the signals (no model call)",
-    "premises": "Premises — re-runs the abductive premises stage (seed 000)",
-    "gate": "Gate — re-runs decide() only (no model call)",
+GROUP_TITLES = {
+    "thresholds": "Gate thresholds", "retrieval": "Retrieval and index", "evidence": "Evidence and claim",
+    "conditions": "Conditions, graph and premises", "rules": "Gate rules", "answer": "Answer checks",
 }
+REGATE_MARK, REANALYSE_MARK = "⚡ re-gates only", "⟳ re-analyses"
+
+
+def group_title(group: str) -> str:
+    """A group's title with what a change in it costs, read from its settings' stages."""
+    members = [s for s in SETTINGS if s.group == group]
+    regates = all(s.regates_only for s in members)
+    mark = REGATE_MARK if regates else REANALYSE_MARK
+    if not regates and any(s.stage == "index" for s in members):
+        mark += " (some re-index)"
+    return f"{GROUP_TITLES.get(group, group.title())} · {mark}"
 
 
 def widget_key(name: str) -> str:
@@ -100,14 +105,14 @@ def render_settings() -> dict[str, Any]:
     values: dict[str, Any] = {}
     with st.sidebar:
         st.header("Settings", anchor=False)
-        st.caption("Generated from core.settings. ● marks a value that differs from its default; "
-                   "hover the (?) icon for what a setting does.")
-        for stage in STAGES:
-            group = [s for s in SETTINGS if s.stage == stage]
-            if not group:
+        st.caption(f"{REGATE_MARK}: decided again at once, no analysis. {REANALYSE_MARK}: the stages after "
+                   "the setting run again. ● marks a changed value; (?) says what a setting does.")
+        for group in GROUPS:
+            members = [s for s in SETTINGS if s.group == group]
+            if not members:
                 continue
-            with st.expander(STAGE_TITLES.get(stage, stage.title()), expanded=stage == "gate"):
-                for s in group:
+            with st.expander(group_title(group), expanded=group == GROUPS[0]):
+                for s in members:
                     values[s.name] = _widget(s, widget_key(s.name), state[widget_key(s.name)])
         values = settings_mod.resolve(values)
         st.session_state[VALUES_KEY] = values

@@ -8,15 +8,18 @@ from components.common import ACTION_COLORS, panel_header
 from core.types import Decision, Signals, to_dict
 
 HELP = ("One bar per comparison the gate makes, in rule priority order; the black tick is the threshold "
-        "(a sidebar slider). A bar is coloured by the action of its rule when it is on that rule's side of "
-        "the threshold, green when it is on the passing side, grey when the rule is switched off. "
+        "(a sidebar slider). A bar takes its rule's action colour only when that rule fired; a bar on its "
+        "rule's side of the threshold whose rule did not fire (another of its comparisons failed, or a higher "
+        "rule decided) is sand; green is the passing side, grey a rule switched off. "
         "A(q) = Conf·Coverage·(1−Amb)·(1−Conflict) (seed 002 Eq. 14) is listed below, not gated.")
 
 NAMES = {"confidence": "Conf", "coverage": "Coverage", "ambiguity": "Amb", "topic_spread": "Conflict (spread)",
          "nli_conflict": "NLI conflict", "score_gap": "Score gap", "incompleteness": "I(q)",
-         "sufficiency": "Sufficiency"}
+         "sufficiency": "Sufficiency", "p_topic": "P(topic covered)", "p_fact": "P(fact stated)",
+         "p_open": "P(condition open)", "referents": "Referents"}
 PASS_COLOR = "#2e8b57"
 OFF_COLOR = "#b0b0b0"
+HOLDS_COLOR = "#d8c48f"  # on the rule's side, but the rule did not decide
 
 
 def signal_rows(decision: Decision) -> list[dict]:
@@ -27,7 +30,8 @@ def signal_rows(decision: Decision) -> list[dict]:
         for c in rule.comparisons:
             if c.signal not in NAMES:
                 continue
-            side = ("off" if not rule.enabled else rule.action if c.holds else "pass")
+            side = ("off" if not rule.enabled else rule.action if rule.fired and c.holds
+                    else "holds" if c.holds else "pass")
             rows.append({"label": f"{NAMES[c.signal]} {c.op} {c.threshold:.2f} · {rule.name}"
                                   + (" ◀ fired" if rule.fired else ""),
                          "value": c.value, "threshold": c.threshold, "op": c.op, "side": side,
@@ -38,13 +42,13 @@ def signal_rows(decision: Decision) -> list[dict]:
 def signals_figure(decision: Decision) -> go.Figure:
     rows = signal_rows(decision)
     fig = go.Figure()
-    groups = [("ASK", "on the ASK side"), ("ABSTAIN", "on the ABSTAIN side"), ("pass", "on the passing side"),
-              ("off", "rule switched off")]
+    groups = [("ASK", "fired: ASK"), ("ABSTAIN", "fired: ABSTAIN"), ("ANSWER", "fired: ANSWER"),
+              ("holds", "holds, rule did not fire"), ("pass", "on the passing side"), ("off", "rule switched off")]
     for side, name in groups:
         part = [r for r in rows if r["side"] == side]
         if not part:
             continue
-        color = {"pass": PASS_COLOR, "off": OFF_COLOR}.get(side, ACTION_COLORS.get(side))
+        color = {"pass": PASS_COLOR, "off": OFF_COLOR, "holds": HOLDS_COLOR}.get(side, ACTION_COLORS.get(side))
         fig.add_trace(go.Bar(
             x=[r["value"] for r in part], y=[r["label"] for r in part], orientation="h", name=name,
             marker_color=color, text=[f"{r['value']:.3f}" for r in part], textposition="outside",

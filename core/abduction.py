@@ -155,7 +155,10 @@ class AbductionStage:
             x = max(related, key=lambda k: block[k].contradiction) if related else e
             entail, contradiction = block[e].entailment, (block[x].contradiction if related else 0.0)
             retrieve, sup, sup_sentence = best_support.get(i, (0.0, None, ""))
-            rejected = contradiction >= self.reject_contradiction and contradiction > entail
+            # A sentence elsewhere in the KB that entails p more strongly than a related evidence
+            # sentence contradicts it wins: the weaker contradiction is the model reading "designed
+            # by Edith Marlowe" against "Edith Marlowe was born in Tessby".
+            rejected = contradiction >= self.reject_contradiction and contradiction > max(entail, retrieve)
             where = ev[x] if rejected else ev[e]
             status = ("rejected" if rejected else "about_user" if _about_user(c)
                       else "supported" if retrieve >= self.support_min

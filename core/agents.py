@@ -22,21 +22,17 @@ from typing import Any, Callable, Mapping, Sequence
 from core import models, nli, prompts
 from core import settings as settings_mod
 from core.abduction import nli_units
+from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
-from core.signals import ANSWER_TYPE_LABELS
-from core.stepback import content_words
-from core.types import (Abduction, AnswerCheck, Citation, Comparison, Condition, Decision, NliScores, Response,
+from core.evidence import answer_candidates, answer_value
+from core.text import split_sentences
+from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
+from core.variables import still_open
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-TOPIC_ABSENT_RULES = ("no_passages", "low_retrieval", "score_gap")
 TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount",
-              "NUMBER": "the number", "DURATION": "the duration"}
+              "NUMBER": "the number", "DURATION": "the duration", "MEASURE": "the measurement"}
 ANSWER_MODES = ("auto", "extractive", "generated")
-# The labels an answer span may carry. The signals count spaCy's frequent PERSON/ORG labels of
-# unfamiliar places as places (is there *some* place in the evidence?); a span must be the place
-# itself, so here a PERSON/ORG name counts only right after "in", "at", "near" or "from".
-SPAN_LABELS = {**ANSWER_TYPE_LABELS, "PLACE": {"GPE", "LOC", "FAC"}}
 
 
 
@@ -102,7 +98,7 @@ class AnswerAgent:
         kept = trace.kept_passages()
         if kept:
             citations.insert(0, _cite(kept[0], self._best_sentence(trace, kept[0])))
-        span = _span(trace, [best.support_sentence])[1]
+        span = _span(trace, [best.support_sentence], [best.support_title], about_entity=False)[1]
         lead = f"{span}. " if span else ""
         text = (f"{lead}According to “{best.support_title}”: {best.support_sentence} "
                 f"(This supplies the missing premise “{best.text}”.)")
@@ -133,18 +129,14 @@ class AnswerAgent:
 
     def _choose(self, trace: Trace, kept: Sequence[RetrievedPassage]) -> tuple[RetrievedPassage, str, str]:
         """The sentence that best entails the claim, unless the question wants a value of some
-        type (a date, an amount): then the first candidate holding such a value not already in
-        the question (candidates: per passage, the NLI-best sentence, then the others by how
-        many question words they share)."""
-        words = content_words(trace.query.question)
-        candidates = []
-        for p in kept:
-            best = self._best_sentence(trace, p)
-            rest = sorted((s for s in _sentences(p) if s != best), key=lambda s: -len(words & content_words(s)))
-            candidates += [(p, s) for s in [best] + rest]
-        index, span = _span(trace, [s for _, s in candidates])
-        p, sentence = candidates[index]
-        return p, sentence, span
+        type (a date, an amount): then the first sentence that bears such a value about the asked
+        entity (``core.evidence.answer_value``; per passage the NLI-best sentence first, then the
+        others by how many question words they share), and that value."""
+        candidates = answer_candidates(trace.query.question, [(self._best_sentence(trace, p), _sentences(p))
+                                                              for p in kept])
+        index, span = _span(trace, [s for _, s in candidates], [kept[i].passage.title for i, _ in candidates])
+        owner, sentence = candidates[index]
+        return kept[owner], sentence, span
 
     def _generated(self, trace: Trace) -> Response:
         kept = trace.kept_passages()[:3]
@@ -158,39 +150,13 @@ class AnswerAgent:
         return Response("ANSWER", out.text, "generated", out.backend, citations, answer=out.text, statement=out.text)
 
 
-def _span(trace: Trace, sentences: list[str]) -> tuple[int, str]:
-    """(index, span): the first sentence holding a value of the type the question asks for
-    (a date, an amount, a person…) that the question does not already contain, and that value;
-    (0, "") when the question asks for no type or no sentence has one."""
-    wanted = SPAN_LABELS.get(trace.claim.answer_type)
-    if not wanted or not sentences:
-        return 0, ""
-    question = trace.query.question.lower()
-    words = content_words(question)
-    for i, doc in enumerate(models.parse(sentences)):
-        ents = [e for e in doc.ents if (e.label_ in wanted or _place_after_preposition(e, trace.claim.answer_type))
-                and e.text.lower() not in question]
-        if ents:
-            return i, _nearest(ents, doc, words).text
-    return 0, ""
-
-
-def _place_after_preposition(ent, answer_type: str) -> bool:
-    """spaCy's small model often labels unfamiliar town names PERSON or ORG ("born in Tessby"):
-    for a place question, a name right after "in", "at", "near" or "from" counts as a place."""
-    return (answer_type == "PLACE" and ent.label_ in ("PERSON", "ORG") and ent.start > 0
-            and ent.doc[ent.start - 1].lower_ in ("in", "at", "near", "from"))
-
-
-def _nearest(ents, doc, words: set[str]):
-    """The entity closest to a question word in the sentence ("began in April 1954, and the
-    bridge was opened on 14 May 1958": for "When was it opened?" the second date)."""
-    anchors = [t.i for t in doc if t.lower_[:5] in words]
-
-    def distance(e) -> int:
-        outside = [a for a in anchors if not e.start <= a < e.end]
-        return min((min(abs(a - e.start), abs(a - e.end + 1)) for a in outside), default=len(doc))
-    return min(ents, key=distance)
+def _span(trace: Trace, sentences: list[str], titles: list[str] | None = None,
+          about_entity: bool = True) -> tuple[int, str]:
+    """(index, value): the first sentence bearing a value of the type the question asks for,
+    about the asked entity, and that value; (0, "") when the question asks for no type or no
+    sentence bears one."""
+    found = answer_value(trace.query.question, trace.claim.answer_type, sentences, titles, about_entity)
+    return (found.index, found.value) if found else (0, "")
 
 
 # --- ASK ---------------------------------------------------------------------------------
@@ -305,6 +271,26 @@ class AskAgent:
         return Response("ASK", question, "which_one", "rules", citations, target=missing)
 
 
+def clarification_question(trace: Trace, decision: Decision, asked: Sequence[str] = (),
+                           generator: Any = None, repeat_similarity: float = 0.8) -> Response:
+    """The ASK agent's question about the first open condition not in ``asked`` (condition texts
+    of earlier turns), or an ABSTAIN response when every open condition was asked already. The
+    agent hears the premise abduction named (unless it was asked already) and skips conditions
+    whose cosine with an earlier follow-up reaches ``repeat_similarity``."""
+    open_now = [c for c in still_open(trace.variables.conditions) if c.text in trace.variables.missing]
+    fresh = tuple(c for c in open_now if c.text not in set(asked))
+    if open_now and not fresh:
+        listed = "; ".join(f"“{c.text}”" for c in open_now)
+        return Response("ABSTAIN", f"I have already asked about {listed}, and the replies do not settle it, "
+                        "so I cannot decide the question from the knowledge base.", "already_asked", "rules",
+                        target=open_now[0].text)
+    # The agent chooses among the missing conditions it is shown: show it only the fresh ones.
+    settled = tuple(c for c in trace.variables.conditions if c.status != "missing")
+    view = replace(trace, variables=replace(trace.variables, conditions=settled + fresh))
+    abduction = trace.abduction if trace.abduction is None or trace.abduction.ask_about not in asked else None
+    return AskAgent(generator, repeat_similarity).run(view, decision, abduction)
+
+
 # --- ABSTAIN -----------------------------------------------------------------------------
 
 class AbstainAgent:
@@ -322,7 +308,8 @@ class AbstainAgent:
         else:
             kind, reason = "fact_absent", self._missing_fact(trace, decision, abduction)
         text = prompts.ABSTAIN_TEMPLATE.format(reason=reason)
-        citations = (_cite(closest, _sentences(closest)[0]),) if closest else ()
+        # a refusal for an absent topic cites nothing: the closest passage is no source of anything
+        citations = (_cite(closest, _sentences(closest)[0]),) if closest and kind == "fact_absent" else ()
         if not self.generator.capable:
             return Response("ABSTAIN", text, kind, "rules", citations, target=target)
         out = self.generator.generate(prompts.abstain(trace.query.question, reason, trace.query.history),
@@ -394,11 +381,6 @@ HEDGING_PATTERNS = (
 
 
 
-def _cmp(signal: str, value: float, op: str, threshold: float) -> Comparison:
-    holds = value < threshold if op == "<" else value >= threshold if op == ">=" else value > threshold
-    return Comparison(signal, op, float(value), float(threshold), bool(holds))
-
-
 def evidence_sentences(trace: Trace, response: Response) -> list[list[str]]:
     """The sentences of each passage a response cites (what its statement must be grounded in)."""
     ids = list(dict.fromkeys(c.passage_id for c in response.citations))
@@ -417,7 +399,7 @@ def grounding_scores(statement: str, evidence: Sequence[Sequence[str]],
     strongest contradiction among those matches. None when there is nothing to check."""
     if evidence and isinstance(evidence[0], str):
         raise ValueError("pass the evidence as a list of passages, each a list of sentences")
-    parts = [s for s in SENTENCE_END.split(statement.strip()) if s.strip()]
+    parts = [s.text for s in split_sentences(statement.strip())]
     evidence = [u for sentences in evidence for u in nli_units([s for s in sentences if s.strip()])]
     if not parts or not evidence:
         return None
@@ -438,8 +420,8 @@ def grounding_check(scores: NliScores | None, min_entailment: float = 0.5,
     if scores is None:
         return AnswerCheck("answer_grounding", False, (), "no statement to ground (the answer follows from the "
                                                          "conditions, or cites nothing)")
-    comparisons = (_cmp("answer_entailment", scores.entailment, "<", min_entailment),
-                   _cmp("answer_contradiction", scores.contradiction, ">=", max_contradiction))
+    comparisons = (compare("answer_entailment", scores.entailment, "<", min_entailment),
+                   compare("answer_contradiction", scores.contradiction, ">=", max_contradiction))
     fires = any(c.holds for c in comparisons)
     detail = (f"the answer is {'not ' if fires else ''}grounded in its evidence "
               f"(entailment {scores.entailment:.2f}, contradiction {scores.contradiction:.2f})")
@@ -449,7 +431,7 @@ def grounding_check(scores: NliScores | None, min_entailment: float = 0.5,
 def hedging_check(text: str) -> AnswerCheck:
     """Seed 004 layer 3 (pure): ABSTAIN when the answer hedges or is generic filler."""
     matched = [m.group(0) for m in (p.search(text) for p in HEDGING_PATTERNS) if m]
-    comparisons = (_cmp("hedging_matches", len(matched), ">", 0),)
+    comparisons = (compare("hedging_matches", len(matched), ">", 0),)
     detail = f"hedging: {', '.join(repr(m) for m in matched)}" if matched else "no hedging"
     return AnswerCheck("hedging", bool(matched), comparisons, detail)
 
@@ -480,20 +462,14 @@ def respond_checked(trace: Trace, decision: Decision, values: Mapping[str, Any] 
     scores = grounding_scores(response.statement, evidence_sentences(trace, response), predict)
     checks = (grounding_check(scores, values["grounding_min"], values["grounding_contradiction_max"]),
               hedging_check(response.statement))
-    rules: list[RuleResult] = []
-    decided: RuleResult | None = None
-    for check in checks:  # as in the gate: the first enabled rule that holds decides
-        enabled = bool(values[f"rule_{check.name}"])
-        rule = RuleResult(check.name, "ABSTAIN", enabled, enabled and decided is None and check.fires,
-                          check.comparisons, check.detail)
-        rules.append(rule)
-        decided = rule if rule.fired else decided
+    rules, decided = first_that_fires(  # as in the gate: the first enabled check that fires decides
+        ((c.name, "ABSTAIN", c.comparisons, c.detail, c.fires) for c in checks), values)
     if decided is None:
-        return _with_warning(response, setup), tuple(rules)
+        return _with_warning(response, setup), rules
     withheld = replace(decision, action="ABSTAIN", rule=decided.name, reason=decided.explanation)
     abstain = AbstainAgent(generator).run(trace, withheld, trace.abduction)
     note = f"the answer “{response.text}” was withheld by the {decided.name} rule: {decided.explanation}"
-    return _with_warning(abstain, note, setup), tuple(rules)
+    return _with_warning(abstain, note, setup), rules
 
 
 def _with_warning(response: Response, *notes: str) -> Response:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core import models
+from core import models, voice
 from core.types import Claim
 
 WH_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
@@ -22,6 +22,7 @@ WH_TARGET = {
     "where": ("a place where", "PLACE"), "why": ("a reason why", ""),
     "how much": ("an amount such that", "MONEY"), "how many": ("a number such that", "NUMBER"),
     "how long": ("a duration such that", "DURATION"), "how old": ("an age such that", "NUMBER"),
+    "how measure": ("a measure such that", "MEASURE"),
     "how": ("a way in which", ""), "what": ("something that", ""), "which": ("something that", ""),
 }
 # Copular questions ("How much is X?", "Where is X?") become "There exists <target> X".
@@ -29,6 +30,9 @@ COPULA_TARGET = {"how much": "an amount for", "how many": "a number for", "how l
                  "how old": "an age for", "when": "a date for", "where": "a location for",
                  "who": "information about who is", "what": "information about",
                  "which": "information about", "why": "a reason for"}
+# "How tall is X?" asks for a measurement, whose noun names it: "There exists a height for X."
+MEASURE_NOUNS = {"tall": "height", "high": "height", "long": "length", "wide": "width", "deep": "depth",
+                 "far": "distance", "big": "size", "large": "size", "heavy": "weight", "old": "age"}
 # Nouns after "what/which" that fix the answer type.
 NOUN_TYPE = {
     "year": "DATE", "date": "DATE", "day": "DATE", "month": "DATE", "deadline": "DATE", "century": "DATE",
@@ -74,6 +78,9 @@ class ClaimBuilder:
 def _wh_claim(tokens, preposition: str = "") -> Claim:
     """Seed 001's existential schema: "There exists a person who designed the bridge."."""
     wh, start = tokens[0].lower_, 1
+    measure = _measure(tokens)
+    if measure:
+        return measure
     if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old"):
         wh, start = f"how {tokens[1].lower_}", 2
     target, answer_type = WH_TARGET[wh]
@@ -101,6 +108,19 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
                  wh=wh, answer_type=answer_type)
 
 
+def _measure(tokens) -> Claim | None:
+    """"How tall is the Arden Lighthouse?" → "There exists a height for the Arden Lighthouse." (a
+    measurement of a thing; "How long is the payment made for?" stays a duration, and "How old
+    is X?" an age)."""
+    if len(tokens) < 4 or tokens[0].lower_ != "how" or tokens[1].lower_ not in MEASURE_NOUNS \
+            or tokens[2].lemma_ != "be" or tokens[-2].pos_ == "ADP" or tokens[-1].pos_ == "ADP":
+        return None
+    noun = MEASURE_NOUNS[tokens[1].lower_]
+    answer_type = "NUMBER" if noun == "age" else "MEASURE"
+    return Claim(text=_sentence(f"There exists {'an' if noun[0] in 'aeiou' else 'a'} {noun} for {_join(tokens[3:])}"),
+                 schema="existential", wh=f"how {tokens[1].lower_}", answer_type=answer_type)
+
+
 def _join(tokens) -> str:
     """Tokens back to text with their original spacing, the question mark dropped."""
     return "".join((_voice(t.text) if t.text != "?" else "") + t.whitespace_ for t in tokens).strip()
@@ -118,8 +138,18 @@ def _declarative(tokens) -> str:
     end = next((i for i, t in enumerate(tokens[2:], start=2)
                 if t.pos_ in ("VERB", "ADJ", "ADV")
                 or (t.pos_ == "DET" and tokens[i - 1].pos_ in ("NOUN", "PROPN"))), len(tokens))
+    if lead.lemma_ == "do":  # "did Edith Marlowe design": the base-form verb ends the subject
+        end = next((i for i, t in enumerate(tokens[2:], start=2)
+                    if t.tag_ == "VB" or t.pos_ == "VERB" or (voice.known_verb(t.text) and i == len(tokens) - 1)
+                    or (voice.known_verb(t.text) and i == len(tokens) - 2 and tokens[-1].text == "?")), end)
     subject = _join(tokens[1:end])
     aux = lead.text.lower()
+    if lead.lemma_ == "do" and end < len(tokens) and (tokens[end].tag_ == "VB" or voice.known_verb(tokens[end].text)) and \
+            not any(t.lower_ in ("not", "n't") for t in tokens):
+        # "did the bridge open to traffic" → "the bridge opened to traffic"
+        verb = voice.inflect(tokens[end].lemma_.lower(), "past" if aux == "did" else
+                             "third" if aux == "does" else "base")
+        return f"{subject} {verb} {_join(tokens[end + 1:])}".strip()
     if subject.split(" ", 1)[0] == "I":
         aux = {"are": "am", "were": "was"}.get(aux, aux)
     return f"{subject} {aux} {_join(tokens[end:])}".strip()

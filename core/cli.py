@@ -10,7 +10,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from core import settings as settings_mod
 
@@ -33,11 +33,12 @@ def _progress_bar(desc: str):
         bar.n = done
         bar.refresh()
     update.close = lambda: bars and bars[0].close()  # type: ignore[attr-defined]
+    update.used = lambda: bool(bars)  # type: ignore[attr-defined]
     return update
 
 
-def open_kb(folder: Path, values: dict[str, Any]):
-    """Load the KB's index, building or refreshing it (with a progress bar) when files changed."""
+def _open_or_build(folder: Path, values: dict[str, Any]):
+    """(the KB, whether its index was built or refreshed now) — a progress bar shows any build."""
     from core.kb import KnowledgeBase
     progress = _progress_bar("indexing")
     try:
@@ -46,35 +47,53 @@ def open_kb(folder: Path, values: dict[str, Any]):
         progress.close()
     for problem in kb.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    return kb
+    return kb, progress.used()
+
+
+def open_kb(folder: Path, values: dict[str, Any]):
+    """Load the KB's index, building or refreshing it (with a progress bar) when files changed."""
+    return _open_or_build(folder, values)[0]
 
 
 def cmd_index(args, values) -> int:
-    kb = open_kb(Path(args.dir), values)
+    kb, built = _open_or_build(Path(args.dir), values)
+    if not built:  # the manifest's figures are the last build's, not this command's
+        print(f"{kb.folder} is up to date: {len(kb.passages)} passages from {len(kb.documents)} documents, "
+              f"indexed {kb.manifest.get('built_at', 'earlier')}; nothing to do")
+        return 0
     stats = getattr(kb, "stats", {}) or {}
     print(f"indexed {len(kb.passages)} passages from {len(kb.documents)} documents in {kb.folder}"
           + (f" ({', '.join(f'{k} {v}' for k, v in stats.items())})" if stats else ""))
     return 0
 
 
+def _print_warnings(*warnings: str) -> None:
+    """Configuration problems and generator fallbacks, on stderr whatever the output format."""
+    for warning in warnings:
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
+
+
 def cmd_ask(args, values) -> int:
-    from core.gate import decide
-    from core.pipeline import Pipeline, make_query
+    from core.pipeline import make_query
+    from core.service import Workbench
     from core.types import to_dict
     query = make_query(args.question, args.scenario or "", _history(args.history))
-    kb = open_kb(Path(args.kb), values)
-    trace = Pipeline(kb).analyze(query, values)
-    decision = decide(trace, values)
+    outcome = Workbench(open_kb(Path(args.kb), values)).ask(query, values)
+    _print_warnings(*outcome.trace.warnings, outcome.response.warning)
     if args.json:
-        print(json.dumps({"trace": to_dict(trace), "decision": to_dict(decision)}, indent=2))
+        print(json.dumps({"trace": to_dict(outcome.trace), "decision": to_dict(outcome.decision),
+                          "response": to_dict(outcome.response), "checks": to_dict(outcome.checks)},
+                         indent=2, ensure_ascii=False))
     else:
-        print(render_trace(trace, decision))
+        print(render_trace(outcome.trace, outcome.decision))
+        print(render_response(outcome))
     return 0
 
 
 def cmd_chat(args, values) -> int:
-    from core.dialogue import chat_main
-    return chat_main(args, values, open_kb(Path(args.kb), values))
+    from core.service import Workbench
+    return chat_main(args, values, Workbench(open_kb(Path(args.kb), values)))
 
 
 def _history(items: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -135,6 +154,83 @@ def render_trace(trace, decision) -> str:
     return "\n".join(lines)
 
 
+def render_response(outcome) -> str:
+    """What the user reads: the response's action and text, its citations and the answer-level checks."""
+    r = outcome.response
+    lines = [f"\nRESPONSE  {r.action}  ({r.kind}, written by {r.backend})"
+             + (f", the gate said {outcome.decision.action}" if r.action != outcome.decision.action else "")]
+    lines.append(textwrap.indent(textwrap.fill(r.text, 100), "  "))
+    for c in r.citations:
+        lines.append(textwrap.indent(textwrap.fill(f"[{c.passage_id}] {c.sentence}", 100), "    "))
+    for check in outcome.checks:
+        state = "FIRED" if check.fired else ("off" if not check.enabled else "-")
+        lines.append(f"  {state:<5} {check.name:<18} {check.explanation}")
+    return "\n".join(lines)
+
+
+def turn_response(dialogue, index: int):
+    """The answer or refusal written for a turn (None when it asks, or the dialogue overrode the gate)."""
+    from core.service import respond
+    turn = dialogue.turns[index]
+    if turn.action == "ASK" or turn.override:
+        return None
+    return respond(turn.trace, turn.decision, dialogue.values, models=getattr(dialogue.workbench, "models", None))[0]
+
+
+def render_turn(dialogue, index: int, response=None) -> str:
+    """One turn of a ``core.dialogue.Dialogue`` as text: action, ρ_t, what the previous reply settled
+    and the question asked (or ``response``, the answer or refusal written for it)."""
+    turn = dialogue.turns[index]
+    d = turn.decision
+    polarity = f" ({d.answer_polarity})" if turn.action == "ANSWER" and d.answer_polarity else ""
+    lines = [f"TURN {index}  {turn.action}{polarity}  ρ = {turn.rho:.2f}  (rule {d.rule}"
+             + (", overridden: nothing new to ask" if turn.override else "") + ")"]
+    if turn.note:
+        lines.append(_wrap(turn.note, "  "))
+    for c in turn.resolved:
+        lines.append(_wrap(f"[{c.status}] {c.text}  ← {c.support} [{c.method}]", "  resolved "))
+    if turn.action == "ASK":
+        lines.append(_wrap(turn.question, "  ? "))
+    elif turn.override:
+        lines.append(_wrap(turn.override, "  "))
+    else:
+        response = response or turn_response(dialogue, index)
+        lines.append(_wrap(response.text, "  "))
+    return "\n".join(lines)
+
+
+def _wrap(text: str, prefix: str) -> str:
+    return textwrap.fill(text, 100, initial_indent=prefix, subsequent_indent=" " * len(prefix))
+
+
+def chat_main(args: Any, values: Mapping[str, Any], workbench: Any, stdin=None, stdout=None) -> int:
+    """``python -m core chat "question" [--scenario …]``: print turn 0, then read one reply per line
+    from stdin and print each new turn, until the dialogue answers or abstains or stdin ends.
+    ``workbench``: a ``core.service.Workbench`` (or anything with its ``analyze``)."""
+    from core.dialogue import Dialogue
+    from core.pipeline import make_query
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+
+    def show(dialogue, prefix: str = "") -> None:
+        index = len(dialogue.turns) - 1
+        response = turn_response(dialogue, index)
+        _print_warnings(*dialogue.turns[index].trace.warnings, response.warning if response else "")
+        print(prefix + render_turn(dialogue, index, response), file=stdout, flush=True)
+
+    dialogue = Dialogue.start(workbench, make_query(args.question, getattr(args, "scenario", "") or ""), values)
+    show(dialogue)
+    for line in stdin:
+        if dialogue.done:
+            break
+        if not line.strip():
+            continue
+        dialogue = dialogue.answer(line)
+        show(dialogue, f"\n> {line.strip()}\n")
+    if not dialogue.done:
+        print("\n(no more replies: the question is still open)", file=stdout)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="Answerability Workbench pipeline")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -149,13 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--preset", dest="sub_preset", help="a preset JSON file of settings")
     p_index = sub.add_parser("index", parents=[common], help="build or refresh the index of a KB folder")
     p_index.add_argument("dir", nargs="?", default=str(DEFAULT_KB))
-    p_ask = sub.add_parser("ask", parents=[common], help="analyse one question and print the trace and action")
+    p_ask = sub.add_parser("ask", parents=[common], help="analyse one question and print the trace, the action and the response")
     p_ask.add_argument("question")
     p_ask.add_argument("--scenario", default="", help="facts the user states about themselves")
     p_ask.add_argument("--history", action="append", metavar="'QUESTION=ANSWER'",
                        help="an answered follow-up question (repeatable)")
     p_ask.add_argument("--kb", default=str(DEFAULT_KB), help="knowledge base folder (default: the sample KB)")
-    p_ask.add_argument("--json", action="store_true", help="print the trace and decision as JSON")
+    p_ask.add_argument("--json", action="store_true", help="print the trace, decision and response as JSON")
     p_chat = sub.add_parser("chat", parents=[common],
                             help="a clarification dialogue: replies are read from stdin, one per line")
     p_chat.add_argument("question")

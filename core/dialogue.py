@@ -13,21 +13,19 @@ Each turn records the conditions the previous reply settled and ρ_t = |V_known|
 so, the next question targets a condition still open, and when everything open was asked
 already the dialogue abstains and says why. Dialogues are immutable: ``answer``, ``rewind``,
 ``regate`` and ``replay`` return new ones, so "start over" and editing an earlier reply are pure.
+A turn's clarification is written by ``core.service.respond``, as every other response; printing a
+dialogue is the command line's (``core.cli``).
 """
 from __future__ import annotations
 
-import sys
-import textwrap
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Protocol, Sequence
 
 from core import settings as settings_mod
-from core.agents import AskAgent, Response, respond_checked
-from core.generation import backend_for
 from core.gate import decide
 from core.pipeline import make_query
-from core.types import Condition, Decision, Query, Trace
-from core.variables import still_open
+from core.service import respond
+from core.types import Condition, Decision, Query, Response, Trace
 
 MAX_REPLY_CHARS = 2000
 
@@ -72,41 +70,21 @@ def resolution_rate(trace: Trace) -> float:
     return known / (known + missing) if known + missing else 1.0
 
 
-def clarification_question(trace: Trace, decision: Decision, asked: Sequence[str] = (),
-                           generator: Any = None, repeat_similarity: float = 0.8) -> Response:
-    """The ASK agent's question about the first open condition not in ``asked`` (condition texts
-    of earlier turns), or an ABSTAIN response when every open condition was asked already. The
-    agent hears the premise abduction named (unless it was asked already) and skips conditions
-    whose cosine with an earlier follow-up reaches ``repeat_similarity``."""
-    open_now = [c for c in still_open(trace.variables.conditions) if c.text in trace.variables.missing]
-    fresh = tuple(c for c in open_now if c.text not in set(asked))
-    if open_now and not fresh:
-        listed = "; ".join(f"“{c.text}”" for c in open_now)
-        return Response("ABSTAIN", f"I have already asked about {listed}, and the replies do not settle it, "
-                        "so I cannot decide the question from the knowledge base.", "already_asked", "rules",
-                        target=open_now[0].text)
-    # The agent chooses among the missing conditions it is shown: show it only the fresh ones.
-    settled = tuple(c for c in trace.variables.conditions if c.status != "missing")
-    view = replace(trace, variables=replace(trace.variables, conditions=settled + fresh))
-    abduction = trace.abduction if trace.abduction is None or trace.abduction.ask_about not in asked else None
-    return AskAgent(generator, repeat_similarity).run(view, decision, abduction)
-
-
 @dataclass(frozen=True)
 class Dialogue:
     """One question over turns; the last turn is the current state."""
-    pipeline: Analyser = field(compare=False, repr=False)
+    workbench: Analyser = field(compare=False, repr=False)  # core.service.Workbench, or a stand-in
     query: Query  # the question, the scenario and any history given before the dialogue began
     values: dict[str, Any]  # the settings the next turn is analysed and decided with
     turns: tuple[Turn, ...]
     generator: Any = field(default=None, compare=False, repr=False)  # the ASK agent's; None: the generator setting
 
     @classmethod
-    def start(cls, pipeline: Analyser, query: Query | str, values: Mapping[str, Any] | None = None,
+    def start(cls, workbench: Analyser, query: Query | str, values: Mapping[str, Any] | None = None,
               generator: Any = None) -> "Dialogue":
         """Analyse the question (turn 0)."""
         query = make_query(query) if isinstance(query, str) else query
-        empty = cls(pipeline, query, settings_mod.resolve(values), (), generator)
+        empty = cls(workbench, query, settings_mod.resolve(values), (), generator)
         return replace(empty, turns=(empty._turn(query.history, None),))
 
     # --- the current state -------------------------------------------------------------
@@ -206,7 +184,7 @@ class Dialogue:
 
     def replay(self, values: Mapping[str, Any]) -> "Dialogue":
         """The same replies to the same questions, analysed under other settings."""
-        again = Dialogue.start(self.pipeline, self.query, values, self.generator)
+        again = Dialogue.start(self.workbench, self.query, values, self.generator)
         for turn in self.turns:
             if turn.answered:
                 again = again.answer(turn.reply, question=turn.question)
@@ -219,7 +197,7 @@ class Dialogue:
     # --- one turn ----------------------------------------------------------------------------
 
     def _turn(self, history: tuple[tuple[str, str], ...], previous: Turn | None) -> Turn:
-        trace = self.pipeline.analyze(replace(self.query, history=history), self.values)
+        trace = self.workbench.analyze(replace(self.query, history=history), self.values)
         decision = decide(trace, self.values)
         resolved, note = (), ""
         if previous is not None:
@@ -233,10 +211,8 @@ class Dialogue:
         turn = Turn(trace, decision, decision.action, resolved=resolved, rho=resolution_rate(trace), note=note)
         if decision.action != "ASK":
             return turn
-        generator, setup = (self.generator, "") if self.generator is not None else backend_for(self.values)
-        response = clarification_question(trace, decision, asked, generator, self.values["ask_repeat_similarity"])
-        if setup:
-            response = replace(response, warning="; ".join(w for w in (response.warning, setup) if w))
+        response, _ = respond(trace, decision, self.values, asked, self.generator,
+                              getattr(self.workbench, "models", None))
         if response.action != "ASK":
             return replace(turn, action=response.action, override=response.text, response=response)
         return replace(turn, question=response.text, target=response.target, kind=response.kind, response=response)
@@ -264,59 +240,14 @@ def _clip(text: str, limit: int = 80) -> str:
 
 # --- evaluation: ShARC dialogue histories through the loop ------------------------------------
 
-def decide_with_history(pipeline: Analyser, item: Any, values: Mapping[str, Any] | None = None) -> Dialogue:
+def decide_with_history(workbench: Analyser, item: Any, values: Mapping[str, Any] | None = None) -> Dialogue:
     """A labelled item (``question``, ``scenario``, ``history`` as attributes or keys; ShARC's
     follow_up_question / follow_up_answer too) run through the dialogue: the question and scenario
     make turn 0, each history answer is the reply to its question. The last turn is the decision."""
     get = item.get if isinstance(item, Mapping) else lambda name, default=None: getattr(item, name, default)
     base = make_query(get("question", ""), get("scenario", "") or "", get("history", ()) or ())
-    dialogue = Dialogue.start(pipeline, replace(base, history=()), values)
+    dialogue = Dialogue.start(workbench, replace(base, history=()), values)
     for question, reply in base.history:
         if reply.strip() and question.strip():
             dialogue = dialogue.answer(reply, question=question)
     return dialogue
-
-
-# --- the command line: python -m core chat ---------------------------------------------------
-
-def render_turn(dialogue: Dialogue, index: int) -> str:
-    """One turn as text: action, ρ_t, what the previous reply settled and the question asked."""
-    turn = dialogue.turns[index]
-    d = turn.decision
-    polarity = f" ({d.answer_polarity})" if turn.action == "ANSWER" and d.answer_polarity else ""
-    lines = [f"TURN {index}  {turn.action}{polarity}  ρ = {turn.rho:.2f}  (rule {d.rule}"
-             + (", overridden: nothing new to ask" if turn.override else "") + ")"]
-    if turn.note:
-        lines.append(_wrap(turn.note, "  "))
-    for c in turn.resolved:
-        lines.append(_wrap(f"[{c.status}] {c.text}  ← {c.support} [{c.method}]", "  resolved "))
-    if turn.action == "ASK":
-        lines.append(_wrap(turn.question, "  ? "))
-    elif turn.override:
-        lines.append(_wrap(turn.override, "  "))
-    else:
-        lines.append(_wrap(respond_checked(turn.trace, d, dialogue.values)[0].text, "  "))
-    return "\n".join(lines)
-
-
-def _wrap(text: str, prefix: str) -> str:
-    return textwrap.fill(text, 100, initial_indent=prefix, subsequent_indent=" " * len(prefix))
-
-
-def chat_main(args: Any, values: Mapping[str, Any], kb: Any, stdin=None, stdout=None) -> int:
-    """``python -m core chat "question" [--scenario …]``: print turn 0, then read one reply per line
-    from stdin and print each new turn, until the dialogue answers or abstains or stdin ends."""
-    from core.pipeline import Pipeline
-    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    dialogue = Dialogue.start(Pipeline(kb), make_query(args.question, getattr(args, "scenario", "") or ""), values)
-    print(render_turn(dialogue, 0), file=stdout, flush=True)
-    for line in stdin:
-        if dialogue.done:
-            break
-        if not line.strip():
-            continue
-        dialogue = dialogue.answer(line)
-        print(f"\n> {line.strip()}\n" + render_turn(dialogue, len(dialogue.turns) - 1), file=stdout, flush=True)
-    if not dialogue.done:
-        print("\n(no more replies: the question is still open)", file=stdout)
-    return 0

@@ -16,13 +16,15 @@ a sentence must align at least that well with what is still missing to be worth 
 """
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from core import models
-from core.kb import sentence_kind, split_sentences
+from core.text import sentence_kind, split_sentences
 from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         RetrievedPassage, Sentence)
 
@@ -222,3 +224,156 @@ def _marked(passages: Sequence[Passage], picked: Sequence[EvidenceSentence]) -> 
         parts.append(p.text[at:])
         out.append(MarkedPassage(p.id, p.text, "".join(parts), tuple(spans)))
     return tuple(out)
+
+
+# --- answer-bearing sentences (issue 15 item 4) -------------------------------------------------
+
+# The entity labels a value of each asked type may carry (spaCy's small English model). A place
+# must be labelled a place, or be a name right after "in", "at", "near" or "from" (the model often
+# calls an unfamiliar town a PERSON or ORG: "born in Tessby").
+VALUE_LABELS = {
+    "PERSON": frozenset({"PERSON", "ORG"}), "DATE": frozenset({"DATE", "TIME"}),
+    "PLACE": frozenset({"GPE", "LOC", "FAC"}), "MONEY": frozenset({"MONEY"}),
+    "NUMBER": frozenset({"CARDINAL", "QUANTITY", "PERCENT", "MONEY"}),
+    "DURATION": frozenset({"DATE", "TIME", "QUANTITY"}), "MEASURE": frozenset({"QUANTITY", "CARDINAL"}),
+}
+PLACE_PREPOSITIONS = frozenset({"in", "at", "near", "from"})
+# Words that name the same kind of value: a "ticket price" is answered by a fare or a cost.
+KIND_SYNONYMS = {
+    "price": {"cost", "fee", "charge", "fare", "price", "pay"}, "cost": {"cost", "price", "fee", "charge", "pay"},
+    "fee": {"fee", "cost", "charge", "price"}, "fare": {"fare", "price", "cost", "ticket"},
+    "population": {"population", "inhabitant", "resident"},
+    "age": {"age", "old", "born"}, "number": set(),
+}
+GENERIC_KIND = frozenset({"number", "amount", "kind", "type", "sort", "year", "date", "time", "day", "one"})
+
+
+@dataclass(frozen=True)
+class AnswerValue:
+    """The value a question asks for, and the sentence (by index) that states it."""
+    index: int
+    value: str
+    label: str
+
+
+def _stem(word: str) -> str:
+    return word.lower()[:5]
+
+
+def _kind_noun(question) -> str:
+    """The noun that says what is counted or priced: "How many robots …" → "robot", "What is the
+    ticket price …" → "price", "the population of Tessby" → "population"."""
+    tokens = [t for t in question if not t.is_punct]
+    for i, t in enumerate(tokens[:-2]):
+        if t.lower_ == "how" and tokens[i + 1].lower_ in ("many", "much") and tokens[i + 2].pos_ in ("NOUN", "PROPN"):
+            return tokens[i + 2].lemma_.lower()
+    for t in question:
+        if t.pos_ == "NOUN" and t.lemma_.lower() in KIND_SYNONYMS and t.lemma_.lower() not in GENERIC_KIND:
+            return t.lemma_.lower()
+    return ""
+
+
+def answer_value(question: str, answer_type: str, sentences: Sequence[str],
+                 titles: Sequence[str] | None = None, about_entity: bool = True) -> AnswerValue | None:
+    """The first sentence that bears the answer, and the value in it; None when none does.
+
+    A sentence bears the answer when it holds a value of the asked type (``answer_type``: DATE,
+    MONEY, NUMBER, …) that the question does not already contain, names the asked entity (a name
+    of the question in the sentence or in its passage's title, ``titles[i]``), and, when the
+    question says what kind of value it wants ("How many robots", "ticket price", "population"),
+    names that kind too. Of the values in the sentence, the one nearest the question's relation
+    words ("open" for "When did the Harlow Bridge open to traffic?") is the answer: the opening
+    date, not the construction start. ``about_entity=False`` drops the entity test, for a
+    sentence reached through a bridge ("Edith Marlowe was born in Tessby" for "the designer of
+    the Harlow Bridge").
+    """
+    wanted = VALUE_LABELS.get(answer_type)
+    if not wanted or not sentences:
+        return None
+    titles = list(titles) if titles is not None else [""] * len(sentences)
+    if len(titles) != len(sentences):
+        raise ValueError("give one title per sentence (or none)")
+    docs = models.parse([question, *sentences, *titles])
+    q_doc, s_docs, t_docs = docs[0], docs[1:len(sentences) + 1], docs[len(sentences) + 1:]
+    question_low = _plain(question)
+    names = {_stem(t.text) for t in q_doc if t.pos_ == "PROPN" or (t.ent_type_ and t.ent_type_ not in VALUE_LABELS["NUMBER"] | {"DATE", "TIME"})}
+    names -= {_stem(w) for w in WH_WORDS}
+    kind = _kind_noun(q_doc)
+    kind_stems = {_stem(w) for w in KIND_SYNONYMS.get(kind, {kind})} if kind else set()
+    relation = {_stem(t.lemma_) for t in q_doc if _content(t) and _stem(t.text) not in names} - kind_stems
+    counted = _counted_noun(q_doc)
+    bearing = [i for i, doc in enumerate(s_docs) if relation & _words(doc)]
+    # Sentences that state the asked relation ("designed", "opened") first, then the rest.
+    for i in bearing + [i for i in range(len(s_docs)) if i not in bearing]:
+        doc = s_docs[i]
+        words = _words(doc)
+        if about_entity and names and not names & (words | {_stem(t.text) for t in t_docs[i]}):
+            continue  # about another entity
+        if kind_stems and not kind_stems & words:
+            continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
+        values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
+                  and _plain(e.text) not in question_low
+                  and not _only_names(e, names) and (not counted or _counts(e, counted))]
+        if not values:
+            continue
+        anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]
+        anchors_names = [t.i for t in doc if _stem(t.text) in names]
+        best = min(values, key=lambda e: (_distance(e, anchors_relation, len(doc)),
+                                          _distance(e, anchors_names, len(doc))))
+        return AnswerValue(i, re.sub(r"['\u2019]s?$", "", best.text), best.label_)
+    return None
+
+
+def answer_candidates(question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[int, str]]:
+    """(passage position, sentence) in the order to look for the answer: per passage (its
+    NLI-best sentence or "", all its sentences), the best sentence first, then the others by how
+    many question words they share."""
+    words = {_stem(w) for w in re.findall(r"[A-Za-z0-9]+", question) if len(w) > 3}
+    out = []
+    for i, (best, all_sentences) in enumerate(passages):
+        rest = sorted((s for s in all_sentences if s != best),
+                      key=lambda s: -len(words & {_stem(w) for w in re.findall(r"[A-Za-z0-9]+", s)}))
+        out += [(i, s) for s in ([best] if best else []) + rest]
+    return out
+
+
+def _words(doc) -> set[str]:
+    return {_stem(t.text) for t in doc} | {_stem(t.lemma_) for t in doc}
+
+
+def _counted_noun(question) -> str:
+    """The stem of what "How many X" counts, or ""."""
+    tokens = [t for t in question if not t.is_punct]
+    for i, t in enumerate(tokens[:-2]):
+        if t.lower_ == "how" and tokens[i + 1].lower_ == "many" and tokens[i + 2].pos_ in ("NOUN", "PROPN"):
+            return _stem(tokens[i + 2].lemma_)
+    return ""
+
+
+def _counts(ent, counted: str) -> bool:
+    """A number of the counted thing: the noun follows within three words ("120 robots", "four
+    autonomous robots") or the number modifies it."""
+    after = ent.doc[ent.end:ent.end + 3]
+    return any(t.pos_ == "NOUN" and _stem(t.lemma_) == counted for t in after) or \
+        (ent.root.head.pos_ == "NOUN" and _stem(ent.root.head.lemma_) == counted)
+
+
+def _only_names(ent, names: set[str]) -> bool:
+    """The value is made of the question's own names ("Sciarra" for "Who cast Marco Sciarra?")."""
+    words = {_stem(t.text) for t in ent if t.is_alpha}
+    return bool(words) and words <= names
+
+
+def _plain(text: str) -> str:
+    """Lower case without accents, so "Beyonce" in a question matches "Beyoncé" in a passage."""
+    return unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
+
+
+def _named_place(ent, answer_type: str) -> bool:
+    return (answer_type == "PLACE" and ent.label_ in ("PERSON", "ORG") and ent.start > 0
+            and ent.doc[ent.start - 1].lower_ in PLACE_PREPOSITIONS)
+
+
+def _distance(ent, anchors: list[int], far: int) -> int:
+    outside = [a for a in anchors if not ent.start <= a < ent.end]
+    return min((min(abs(a - ent.start), abs(a - ent.end + 1)) for a in outside), default=far)

@@ -21,7 +21,6 @@ slower when the other core was busy (780 vs 60 ms per token).
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -31,12 +30,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from core import models  # noqa: F401  (sets HF_HUB_OFFLINE before transformers is imported)
+from core.text import LRU, stable_hash
 from core.types import Generated
 
 TEMPLATE_ID = "template"
@@ -51,43 +50,12 @@ DEFAULT_THREADS = 1
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
 
-class _Cache:
-    """A small thread-safe LRU of generated texts keyed by backend id and prompt."""
-
-    def __init__(self, size: int = 512):
-        self.size = size
-        self._data: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(backend: str, messages: Sequence[Message], max_tokens: int, stop: Sequence[str], max_lines: int) -> str:
-        payload = json.dumps([backend, [dict(m) for m in messages], max_tokens, list(stop), max_lines],
-                             sort_keys=True)
-        return hashlib.sha1(payload.encode()).hexdigest()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-            return None
-
-    def put(self, key: str, text: str) -> None:
-        with self._lock:
-            self._data[key] = text
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-    def __len__(self) -> int:
-        return len(self._data)
+def cache_key(backend: str, messages: Sequence[Message], max_tokens: int, stop: Sequence[str], max_lines: int) -> str:
+    """The generated-text cache's key: the backend and everything the prompt asks."""
+    return stable_hash(backend, [dict(m) for m in messages], max_tokens, list(stop), max_lines)
 
 
-CACHE = _Cache()
+CACHE = LRU(512)  # generated texts by cache_key
 
 
 def _check_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
@@ -118,7 +86,7 @@ class Backend:
         msgs = _check_messages(messages)
         if max_lines < 0:
             raise ValueError(f"max_lines must be 0 (no limit) or more, not {max_lines}")
-        key = CACHE.key(self.id, msgs, max_tokens, stop, max_lines)
+        key = cache_key(self.id, msgs, max_tokens, stop, max_lines)
         hit = CACHE.get(key)
         if hit is not None:
             return Generated(hit, self.id, cached=True)
@@ -185,7 +153,7 @@ class LocalBackend(Backend):
     """
 
     _models: dict[str, Any] = {}
-    _prefixes: OrderedDict[tuple[str, str], Any] = OrderedDict()
+    _prefixes = LRU(PREFIX_CACHE_SIZE)  # KV caches of conversation prefixes
     _lock = threading.Lock()
     _generating = threading.Lock()  # one generation at a time: they would only share the same cores
 
@@ -251,14 +219,7 @@ class LocalBackend(Backend):
         if n >= input_ids.shape[1] or not torch.equal(input_ids[0, :n], prefix_ids[0]):
             return None  # the template does not render the turns as a token prefix: no reuse
         key = (self.id, json.dumps(messages[:-1]))
-        with self._lock:
-            cache = self._prefixes.get(key)
-        if cache is None:
-            cache = model(input_ids=prefix_ids, use_cache=True).past_key_values
-            with self._lock:
-                self._prefixes[key] = cache
-                while len(self._prefixes) > PREFIX_CACHE_SIZE:
-                    self._prefixes.popitem(last=False)
+        cache, _ = self._prefixes.get_or(key, lambda: model(input_ids=prefix_ids, use_cache=True).past_key_values)
         return copy.deepcopy(cache)
 
 

@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from core import models
+from core.text import content_words
 from core.types import KgEdge, KgNode, NodeMatch, Passage, Subgraph, from_dict, to_dict
 
 FORMAT_VERSION = 1
@@ -264,6 +265,27 @@ class KnowledgeGraph:
 
     def node(self, nid: str) -> KgNode:
         return self.nodes[self.row[nid]]
+
+    def bridges(self, inside: set[str], question: str) -> list[KgEdge]:
+        """The bridge a multi-hop question lacks: E links the question's entity to another one
+        ("The Harlow Bridge was designed by Edith Marlowe"), and the graph knows a fact about that
+        other entity from outside E ("Edith Marlowe was born in Tessby"). Offered: facts about an
+        entity of E that the question does not name, from passages outside E, whose relation words
+        share a word with the question ("born") — any KB fact is "supported" by the KB, so only
+        one about what the question asks may become p*. Most shared words first."""
+        asked = content_words(question)
+        middle = {n for pid in inside for n in self.by_passage.get(pid, ())
+                  if not content_words(self.node(n).label) <= asked}
+        ranked = []
+        for i, e in enumerate(self.edges):
+            if e.relation == "requires" or not e.text or e.passage_id in inside or not {e.source, e.target} & middle:
+                continue
+            relation = content_words(e.text) - content_words(self.node(e.source).label) \
+                - content_words(self.node(e.target).label)
+            shared = len(relation & asked)
+            if shared:
+                ranked.append((-shared, -e.weight, i))
+        return [self.edges[i] for *_, i in sorted(ranked)]
 
     def save(self, folder: str | Path, name: str = "kg") -> None:
         """``<name>.json`` (nodes, edges, stats, settings) and ``<name>.npz`` (embeddings), written atomically."""

@@ -12,33 +12,32 @@ itself is written after ``decide()``, by ``core.agents.respond_checked``.
 """
 from __future__ import annotations
 
-import hashlib
-import re
-import json
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from core import models, nli
+from core import calibrated
+from core import models as models_mod
+from core import nli as nli_mod
 from core import settings as settings_mod
 from core.abduction import AbductionStage
 from core.claims import ClaimBuilder
-from core.evidence import EvidenceSelector
+from core.evidence import EvidenceSelector, answer_candidates, answer_value
 from core.generation import Backend, backend_for
 from core.kb import KnowledgeBase
-from core.kg import KnowledgeGraph, SubgraphQuery
+from core.kg import SubgraphQuery
+from core.models import Models
 from core.retrieval import Retriever
-from core.signals import QuestionFeatures, SignalStage, question_features
-from core.stepback import ClaimRewriter, StepBackRewriter, content_words, stepback_retrieve
-from core.types import (Abduction, Claim, KgEdge, Passage, PassageNli, Query, RetrievedPassage, StepBackRetrieval,
-                        Subgraph, Trace, VariableState)
+from core.signals import QuestionFeatures, SignalStage, question_features, with_premise
+from core.stepback import ClaimRewriter, StepBackRewriter, stepback_retrieve
+from core.text import LRU, stable_hash
+from core.types import (Abduction, Claim, ClaimRewrite, Passage, PassageNli, Query, RetrievedPassage, Signals,
+                        StepBackRetrieval, Subgraph, Trace, VariableState, to_dict)
 from core.variables import FIRST_PERSON, VariableStage
 
 MAX_QUESTION_CHARS = 2000
-WORD_RE = re.compile(r"[a-z0-9]+")
 
 
 class InputError(ValueError):
@@ -67,222 +66,284 @@ def make_query(question: str, scenario: str = "", history: Sequence[Any] = ()) -
     return Query(question=" ".join(question.split()), scenario=scenario.strip(), history=tuple(turns))
 
 
-class _LRU:
-    """A small bounded cache of stage results."""
-
-    def __init__(self, size: int = 512):
-        self.size = size
-        self.data: OrderedDict[str, Any] = OrderedDict()
-
-    def get_or(self, key: str, compute: Callable[[], Any]) -> tuple[Any, bool]:
-        if key in self.data:
-            self.data.move_to_end(key)
-            return self.data[key], True
-        value = compute()
-        self.data[key] = value
-        if len(self.data) > self.size:
-            self.data.popitem(last=False)
-        return value, False
-
-
-def _key(*parts: Any) -> str:
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
 @dataclass(frozen=True)
 class NliResult:
-    """What the NLI stage hands on: per-passage NLI, the filter outcome and evidence facts."""
+    """What the NLI stage hands on: per-passage NLI, the filter outcome and the top passages' conflict."""
     nli: tuple[PassageNli, ...]
     fallback: bool
     pair_contradiction: float
-    evidence_entity_labels: tuple[frozenset[str], ...]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One cached step of the analysis: its name, what it reads (earlier stages, or the query's
+    parts and the models: ``SOURCES``) and the settings it reads. ``compute`` is called with exactly
+    those inputs, by name, and ``settings`` (a dict of its settings' values), so a stage cannot
+    read what its cache key does not cover. A stage with a ``switch`` setting that is off is
+    skipped: its result is None."""
+    name: str
+    inputs: tuple[str, ...]
+    settings: tuple[str, ...]
+    compute: Callable[..., Any] = field(repr=False, compare=False)
+    switch: str | None = None
+
+
+# What a stage may read besides earlier stages: the knowledge base, the query and its parts, and
+# the generator where a switched-on setting uses it (keyed by its id, None when unused).
+SOURCES = ("kb", "query", "question", "has_context", "stepback_generator", "claim_generator", "premise_generator")
+
+
+class StageRunner:
+    """Runs declared stages in order over one query, each through its own LRU cache. A stage's key
+    is the hash of its name, its inputs' keys and its settings' values, so a changed setting re-runs
+    its stage and every stage that reads it, directly or through another stage, and nothing else."""
+
+    def __init__(self, stages: Sequence[Stage], cache_size: int = 512):
+        names = set(SOURCES)
+        for stage in stages:
+            unknown = [i for i in stage.inputs if i not in names]
+            if unknown:
+                raise ValueError(f"stage {stage.name!r} reads {unknown}, which no earlier stage or source gives")
+            names.add(stage.name)
+        self.stages = tuple(stages)
+        self.caches = {stage.name: LRU(cache_size) for stage in stages}
+
+    def run(self, sources: Mapping[str, tuple[Any, Any]], values: Mapping[str, Any]) -> tuple[dict, dict]:
+        """Every stage's result by name, and the seconds each took (0 when cached). ``sources`` maps
+        each source to (value, what identifies it in a key)."""
+        results = {name: value for name, (value, _) in sources.items()}
+        keys = {name: stable_hash(identity) for name, (_, identity) in sources.items()}
+        timings: dict[str, float] = {}
+        for stage in self.stages:
+            if stage.switch is not None and not values[stage.switch]:
+                results[stage.name], keys[stage.name] = None, stable_hash(stage.name, None)
+                continue
+            own = {name: values[name] for name in stage.settings}
+            keys[stage.name] = stable_hash(stage.name, [keys[i] for i in stage.inputs], own)
+            args = {i: results[i] for i in stage.inputs}
+            start = time.perf_counter()
+            results[stage.name], hit = self.caches[stage.name].get_or(
+                keys[stage.name], lambda: stage.compute(settings=own, **args))
+            timings[stage.name] = 0.0 if hit else round(time.perf_counter() - start, 4)
+        return results, timings
+
+
+# --- the stages, in order ------------------------------------------------------------------
+
+def _retrieval(kb: KnowledgeBase, question: str, stepback_generator: Backend | None, settings: Mapping[str, Any]
+               ) -> tuple[tuple[RetrievedPassage, ...], StepBackRetrieval | None]:
+    """The question's passages; with step-back on (a generator given), the merge of the
+    question's and its step-back version's lists, and both lists for the trace (seed 003)."""
+    retriever = Retriever(settings["top_k"], settings["fusion_alpha"])
+    if stepback_generator is None:
+        return retriever.run(kb, question), None
+    both = stepback_retrieve(kb, question, retriever, StepBackRewriter(stepback_generator).run(question),
+                             settings["stepback_weight"])
+    return both.merged, both
+
+
+def _evidence(retrieval, question: str, settings: Mapping[str, Any]):
+    return EvidenceSelector(
+        max_sentences=settings["evidence_max_sentences"], min_alignment=settings["evidence_min_alignment"],
+        top_k_passages=settings["evidence_top_k"], cover_min=settings["evidence_cover_min"]).run(question, retrieval[0])
+
+
+def _question_features(question: str, has_context: bool, settings: Mapping[str, Any]) -> QuestionFeatures:
+    return question_features(models_mod.parse([question])[0], has_context)
+
+
+def _claim(question: str, claim_generator: Backend | None, settings: Mapping[str, Any]
+           ) -> tuple[Claim, ClaimRewrite | None]:
+    """The question as a claim; with ``llm_claim`` the generator's claim in the rule claim's schema."""
+    claim = ClaimBuilder().run(question)
+    if claim_generator is None:
+        return claim, None
+    rewrite = ClaimRewriter(claim_generator).run(question, claim)
+    return rewrite.claim, rewrite
+
+
+def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
+    passages, claim = retrieval[0], claim[0]
+    if not passages:
+        return NliResult((), False, 0.0)
+    premises = [nli_mod.premise_sentences(p.passage) for p in passages]
+    sentence_lists = [[text for _, text in pairs] for pairs in premises]
+    hypotheses = [claim.text] + list(claim.sub_claims)
+    per_hyp = [nli_mod.best_sentences(sentence_lists, [h] * len(passages)) for h in hypotheses]
+    results = []
+    for i, p in enumerate(passages):
+        best, scores = per_hyp[0][i]
+        subs = tuple(per_hyp[k][i][1] for k in range(1, len(hypotheses)))
+        # ``best`` indexes the premise list; map it back to the passage's own sentences.
+        results.append(PassageNli(passage_id=p.passage.id, claim=scores, best_sentence=premises[i][best][0],
+                                  sub_claims=subs, kept=scores.entailment >= settings["entail_keep"]))
+    fallback = not any(r.kept for r in results)
+    if fallback:
+        results = [replace(r, kept=True) for r in results]
+    best_texts = [dict(premises[i])[r.best_sentence] for i, r in enumerate(results)]
+    return NliResult(tuple(results), fallback, _pair_contradiction(best_texts[:3]))
+
+
+def _answer_evidence(retrieval, claim, nli: NliResult, question: str,
+                     settings: Mapping[str, Any]) -> tuple[frozenset[str], ...]:
+    """The label of the answer value in the two best kept passages, if one bears it (for the
+    answer-type check): ``core.evidence.answer_value`` over each passage's NLI-best sentence, then
+    the rest by words shared with the question."""
+    claim = claim[0]
+    if not claim.answer_type:
+        return ()
+    passages, results = retrieval[0], nli.nli
+    kept = [i for i, r in enumerate(results) if r.kept][:2]
+    premises = {i: nli_mod.premise_sentences(passages[i].passage) for i in kept}
+    candidates = answer_candidates(question, [(dict(premises[i])[results[i].best_sentence],
+                                               [t for _, t in premises[i]]) for i in kept])
+    found = answer_value(question, claim.answer_type, [s for _, s in candidates],
+                         [passages[kept[k]].passage.title for k, _ in candidates])
+    return (frozenset({found.label}),) if found else ()
+
+
+def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
+               settings: Mapping[str, Any]) -> VariableState:
+    return VariableStage(**settings).run(query, _condition_sources(kb, retrieval[0], nli.nli),
+                                         personal=_about_the_asker(query, claim[0]))
+
+
+def _kg(kb: KnowledgeBase, question: str, retrieval, nli: NliResult, variables: VariableState,
+        settings: Mapping[str, Any]) -> Subgraph:
+    kept_ids = tuple(p.passage.id for p in _kept(retrieval[0], nli.nli))
+    return SubgraphQuery(match_min=settings["kg_match_min"], max_triples=settings["kg_max_triples"],
+                         relevance_min=settings["kg_relevance_min"], path_min=settings["kg_path_min"]).run(
+        kb.graph, question, known=variables.known, missing=variables.missing, anchor_passages=kept_ids)
+
+
+def _signals(kb: KnowledgeBase, retrieval, evidence, question_features: QuestionFeatures, claim, nli: NliResult,
+             answer_evidence, variables: VariableState, kg: Subgraph, settings: Mapping[str, Any]) -> Signals:
+    passages = retrieval[0]
+    return SignalStage(**settings).run(
+        claim=claim[0], passages=passages, nli=nli.nli, variables=variables, features=question_features,
+        passage_vectors=_vectors(kb, passages), pair_contradiction=nli.pair_contradiction,
+        evidence_entity_labels=[set(x) for x in answer_evidence], subgraph=kg, evidence=evidence)
+
+
+def _premises(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult, variables: VariableState,
+              signals: Signals, premise_generator: Backend | None, settings: Mapping[str, Any]) -> Abduction:
+    """Seed 000's premises over the kept evidence E, with the graph's bridges."""
+    evidence = _kept(retrieval[0], nli.nli)[: settings["premise_top_k"]]
+    triggered = signals.sufficiency < settings["abduction_tau"]  # else the stage returns at once: skip the bridges
+    bridges = kb.graph.bridges({p.passage.id for p in evidence}, query.question) if triggered else []
+    premises = AbductionStage(
+        tau=settings["abduction_tau"], m=settings["abduction_m"], alpha=settings["abduction_alpha"],
+        beta=settings["abduction_beta"], reject_contradiction=settings["premise_contradict"],
+        support_min=settings["premise_support"], top_k=settings["premise_top_k"],
+        related_overlap=settings["premise_related"], fusion_alpha=settings["fusion_alpha"],
+        generator=premise_generator)
+    return premises.run(kb, query.question, claim[0].text, evidence, signals.sufficiency,
+                        missing=[c for c in variables.conditions if c.status == "missing"],
+                        known=query.user_facts(), kg=bridges)
+
+
+def _reads(*stages: str) -> tuple[str, ...]:
+    return tuple(s.name for s in settings_mod.SETTINGS if s.stage in stages and s.name not in ("generator",
+                                                                                             "generator_timeout"))
+
+
+# The analysis in order. The generator settings are read where the generator is made (its id keys
+# the stages that use it), the step-back, claim and premise switches by the sources they choose.
+STAGES: tuple[Stage, ...] = (
+    Stage("retrieval", ("kb", "question", "stepback_generator"), ("top_k", "fusion_alpha", "stepback_weight"),
+          _retrieval),
+    Stage("evidence", ("retrieval", "question"), _reads("evidence"), _evidence),
+    Stage("question_features", ("question", "has_context"), (), _question_features),
+    Stage("claim", ("question", "claim_generator"), (), _claim),
+    Stage("nli", ("retrieval", "claim"), _reads("nli"), _nli),
+    Stage("answer_evidence", ("retrieval", "claim", "nli", "question"), (), _answer_evidence),
+    Stage("variables", ("kb", "query", "retrieval", "claim", "nli"), _reads("variables"), _variables),
+    Stage("kg", ("kb", "question", "retrieval", "nli", "variables"), _reads("kg"), _kg),
+    Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer_evidence", "variables",
+                      "kg"), _reads("signals"), _signals),
+    Stage("premises", ("kb", "query", "retrieval", "claim", "nli", "variables", "signals", "premise_generator"),
+          tuple(n for n in _reads("premises") if n not in ("abduction", "premise_generation")) + ("fusion_alpha",),
+          _premises, switch="abduction"),
+)
 
 
 class Pipeline:
-    """The analysis pipeline over one knowledge base, with per-stage caches."""
+    """The analysis pipeline over one knowledge base: ``STAGES`` run by a ``StageRunner``."""
 
-    def __init__(self, kb: KnowledgeBase, cache_size: int = 512):
+    def __init__(self, kb: KnowledgeBase, models: Models | None = None, cache_size: int = 512):
         self.kb = kb
-        self._caches = {stage: _LRU(cache_size)
-                        for stage in ("retrieval", "evidence", "claim", "claim_rewrite", "nli", "variables", "kg",
-                                      "premises")}
-        self.claims = ClaimBuilder()
+        self.models = models or models_mod.DEFAULT
+        self.runner = StageRunner(STAGES, cache_size)
 
     def analyze(self, query: Query | str, overrides: Mapping[str, Any] | None = None) -> Trace:
+        """The Trace of ``query`` under ``overrides`` (defaults fill the rest), with this pipeline's models."""
+        with models_mod.using(self.models):
+            return self._analyze(query, overrides)
+
+    def _analyze(self, query: Query | str, overrides: Mapping[str, Any] | None) -> Trace:
         if isinstance(query, str):
             query = make_query(query)
         values = settings_mod.resolve(overrides)
-        timings: dict[str, float] = {}
-
-        def stage(name: str, key: str, compute: Callable[[], Any]) -> Any:
-            start = time.perf_counter()
-            value, hit = self._caches[name].get_or(key, compute)
-            timings[name] = 0.0 if hit else round(time.perf_counter() - start, 4)
-            return value
-
         # The generator (template by default) is only constructed here; a model loads on first use.
         generator, generator_warning = backend_for(values)
-        r_set = settings_mod.for_stage(values, "retrieval")
-        retriever = Retriever(r_set["top_k"], r_set["fusion_alpha"])
-        stepback = generator if r_set["stepback"] else None
-        r_key = _key(self.kb.fingerprint, query.question, r_set["top_k"], r_set["fusion_alpha"],
-                     (generator.id, r_set["stepback_weight"]) if stepback else None)
-        passages, stepback_retrieval = stage("retrieval", r_key, lambda: self._retrieve(
-            query.question, retriever, stepback, r_set["stepback_weight"]))
 
-        e_set = settings_mod.for_stage(values, "evidence")
-        evidence = stage("evidence", _key(r_key, e_set), lambda: EvidenceSelector(
-            max_sentences=e_set["evidence_max_sentences"], min_alignment=e_set["evidence_min_alignment"],
-            top_k_passages=e_set["evidence_top_k"], cover_min=e_set["evidence_cover_min"]).run(query.question, passages))
-
-        has_context = bool(query.scenario or query.history)
-        c_key = _key(query.question, has_context)
-        claim, features = stage("claim", c_key, lambda: self._claim(query.question, has_context))
-        claim_rewrite = None
-        if values["llm_claim"]:  # the generator's claim in the rule claim's schema, or the rule claim
-            claim_rewrite = stage("claim_rewrite", _key(c_key, generator.id),
-                                  lambda: ClaimRewriter(generator).run(query.question, claim))
-            claim = claim_rewrite.claim
-
-        n_set = settings_mod.for_stage(values, "nli")
-        n_key = _key(r_key, claim.text, claim.sub_claims, n_set)
-        nli_result: NliResult = stage("nli", n_key, lambda: self._nli(claim, passages, n_set["entail_keep"]))
-
-        v_set = settings_mod.for_stage(values, "variables")
-        v_key = _key(n_key, query.scenario, query.history, v_set)
-        variables: VariableState = stage("variables", v_key, lambda: VariableStage(**v_set).run(
-            query, self._condition_sources(passages, nli_result.nli), personal=_about_the_asker(query, claim)))
-
-        g_set = settings_mod.for_stage(values, "kg")
-        kept_ids = tuple(p.passage.id for p in _kept(passages, nli_result.nli))
-        subgraph: Subgraph = stage("kg", _key(v_key, g_set), lambda: SubgraphQuery(
-            match_min=g_set["kg_match_min"], max_triples=g_set["kg_max_triples"],
-            relevance_min=g_set["kg_relevance_min"], path_min=g_set["kg_path_min"]).run(
-            self.kb.graph, query.question, known=variables.known, missing=variables.missing,
-            anchor_passages=kept_ids))
-
-        s_set = settings_mod.for_stage(values, "signals")
-        start = time.perf_counter()
-        vectors = self._vectors(passages)
-        signals = SignalStage(**s_set).run(
-            claim=claim, passages=passages, nli=nli_result.nli, variables=variables, features=features,
-            passage_vectors=vectors, pair_contradiction=nli_result.pair_contradiction,
-            evidence_entity_labels=[set(x) for x in nli_result.evidence_entity_labels], subgraph=subgraph,
-            evidence=evidence)
-        timings["signals"] = round(time.perf_counter() - start, 4)
-
-        p_set = settings_mod.for_stage(values, "premises")
-        abduction = None
-        if p_set["abduction"]:
-            premise_generator = generator if p_set["premise_generation"] else None
-            p_key = _key(v_key, signals.sufficiency, p_set, premise_generator.id if premise_generator else None)
-            abduction = stage("premises", p_key, lambda: self._abduction(
-                query, claim, passages, nli_result.nli, variables, signals.sufficiency, p_set, r_set["fusion_alpha"],
-                premise_generator))
-            # A premise the KB supports bridges the gap (seed 000). Generated premises do not count:
-            # a small generator's off-topic sentence can be "supported" by an unrelated passage.
-            supported = bool(abduction and abduction.supported and abduction.best.origin != "generator")
-            signals = replace(signals, premise_supported=float(supported))
-        return Trace(query=query, passages=passages, claim=claim, nli=nli_result.nli,
-                     fallback=nli_result.fallback, variables=variables, signals=signals,
-                     evidence=evidence, subgraph=subgraph,
+        def used(switch: bool):
+            return (generator, generator.id) if switch else (None, None)
+        sources = {"kb": (self.kb, self.kb.fingerprint), "query": (query, to_dict(query)),
+                   "question": (query.question, query.question),
+                   "has_context": (bool(query.scenario or query.history),) * 2,
+                   "stepback_generator": used(values["stepback"]), "claim_generator": used(values["llm_claim"]),
+                   "premise_generator": used(values["abduction"] and values["premise_generation"])}
+        r, timings = self.runner.run(sources, values)
+        passages, stepback_retrieval = r["retrieval"]
+        claim, claim_rewrite = r["claim"]
+        abduction = r["premises"]
+        return calibrated.with_probabilities(Trace(query=query, passages=passages, claim=claim, nli=r["nli"].nli,
+                     fallback=r["nli"].fallback, variables=r["variables"],
+                     signals=with_premise(r["signals"], abduction), evidence=r["evidence"], subgraph=r["kg"],
                      kb=str(self.kb.folder), settings=dict(values), timings=timings,
-                     models={**models.model_ids(), "generator": generator.id},
+                     models={**models_mod.model_ids(), "generator": _generator_used(
+                         generator.id, stepback_retrieval, claim_rewrite, abduction,
+                         premises_asked=bool(values["abduction"] and values["premise_generation"]))},
                      stepback=stepback_retrieval, claim_rewrite=claim_rewrite, abduction=abduction,
-                     warnings=(generator_warning,) if generator_warning else ())
+                     warnings=(generator_warning,) if generator_warning else ()))
 
-    def _retrieve(self, question: str, retriever: Retriever, stepback: Backend | None,
-                  weight: float) -> tuple[tuple[RetrievedPassage, ...], StepBackRetrieval | None]:
-        """The question's passages; with step-back on (a generator given), the merge of the
-        question's and its step-back version's lists, and both lists for the trace (seed 003)."""
-        if stepback is None:
-            return retriever.run(self.kb, question), None
-        both = stepback_retrieve(self.kb, question, retriever, StepBackRewriter(stepback).run(question), weight)
-        return both.merged, both
 
-    def _abduction(self, query: Query, claim: Claim, passages: tuple[RetrievedPassage, ...],
-                   results: tuple[PassageNli, ...], variables: VariableState, sufficiency: float,
-                   p_set: Mapping[str, Any], fusion_alpha: float, generator: Backend | None) -> Abduction:
-        """Seed 000's premises over the kept evidence E, with KG bridges (see ``_bridges``)."""
-        evidence = _kept(passages, results)[: p_set["premise_top_k"]]
-        triggered = sufficiency < p_set["abduction_tau"]  # else the stage returns at once: skip the bridges
-        bridges = _bridges(self.kb.graph, {p.passage.id for p in evidence}, query.question) if triggered else []
-        premises = AbductionStage(
-            tau=p_set["abduction_tau"], m=p_set["abduction_m"], alpha=p_set["abduction_alpha"],
-            beta=p_set["abduction_beta"], reject_contradiction=p_set["premise_contradict"],
-            support_min=p_set["premise_support"], top_k=p_set["premise_top_k"],
-            related_overlap=p_set["premise_related"], fusion_alpha=fusion_alpha, generator=generator)
-        return premises.run(self.kb, query.question, claim.text, evidence, sufficiency,
-                         missing=[c for c in variables.conditions if c.status == "missing"],
-                         known=query.user_facts(), kg=bridges)
+def _generator_used(configured: str, stepback, claim_rewrite, abduction, premises_asked: bool) -> str:
+    """The backend(s) that wrote this analysis's generated texts: the configured one, or "template"
+    with what it fell back from when a server or model failed (a failure yields the rule text)."""
+    sources = [s for s in (stepback.stepback.source if stepback else None,
+                           claim_rewrite.claim.source if claim_rewrite else None) if s is not None]
+    wrote = {s for s in sources if s not in ("rules", "template")}
+    wrote |= {p.backend for p in (abduction.candidates if abduction else ()) if p.origin == "generator"}
+    if wrote:
+        return ", ".join(sorted(wrote))
+    asked = bool(sources) or (premises_asked and abduction is not None and abduction.triggered)
+    if asked and configured != "template":
+        return f"template (fell back from {configured})"
+    return configured
 
-    def _claim(self, question: str, has_context: bool) -> tuple[Claim, QuestionFeatures]:
-        claim = self.claims.run(question)
-        doc = models.parse([question])[0]
-        return claim, question_features(doc, has_context)
 
-    def _condition_sources(self, passages, results) -> tuple[Passage, ...]:
-        """The best kept passage, then the rest of its document: conditions often sit in another chunk."""
-        kept = _kept(passages, results)
-        if not kept:
-            return ()
-        top = kept[0].passage
-        rest = [p for p in self.kb.passages if p.doc_id == top.doc_id and p.id != top.id]
-        return (top, *rest)
+def _condition_sources(kb: KnowledgeBase, passages, results) -> tuple[Passage, ...]:
+    """The best kept passage, then the rest of its document: conditions often sit in another chunk."""
+    kept = _kept(passages, results)
+    if not kept:
+        return ()
+    top = kept[0].passage
+    rest = [p for p in kb.passages if p.doc_id == top.doc_id and p.id != top.id]
+    return (top, *rest)
 
-    def _vectors(self, passages: tuple[RetrievedPassage, ...]) -> np.ndarray:
-        index = {p.id: i for i, p in enumerate(self.kb.passages)}
-        rows = [index[p.passage.id] for p in passages if p.passage.id in index]
-        return self.kb.embeddings[rows] if rows else np.zeros((0, 1), dtype="float32")
 
-    def _nli(self, claim: Claim, passages: tuple[RetrievedPassage, ...], entail_keep: float) -> NliResult:
-        if not passages:
-            return NliResult((), False, 0.0, ())
-        premises = [nli.premise_sentences(p.passage) for p in passages]
-        sentence_lists = [[text for _, text in pairs] for pairs in premises]
-        hypotheses = [claim.text] + list(claim.sub_claims)
-        per_hyp = [nli.best_sentences(sentence_lists, [h] * len(passages)) for h in hypotheses]
-        results = []
-        for i, p in enumerate(passages):
-            best, scores = per_hyp[0][i]
-            subs = tuple(per_hyp[k][i][1] for k in range(1, len(hypotheses)))
-            # ``best`` indexes the premise list; map it back to the passage's own sentences.
-            results.append(PassageNli(passage_id=p.passage.id, claim=scores, best_sentence=premises[i][best][0],
-                                      sub_claims=subs, kept=scores.entailment >= entail_keep))
-        fallback = not any(r.kept for r in results)
-        if fallback:
-            results = [replace(r, kept=True) for r in results]
-        best_texts = [dict(premises[i])[r.best_sentence] for i, r in enumerate(results)]
-        return NliResult(tuple(results), fallback, _pair_contradiction(best_texts[:3]),
-                         _evidence_labels(claim, results, premises))
+def _vectors(kb: KnowledgeBase, passages: tuple[RetrievedPassage, ...]) -> np.ndarray:
+    index = {p.id: i for i, p in enumerate(kb.passages)}
+    rows = [index[p.passage.id] for p in passages if p.passage.id in index]
+    return kb.embeddings[rows] if rows else np.zeros((0, 1), dtype="float32")
 
 
 def _about_the_asker(query: Query, claim: Claim) -> bool:
     """A yes/no question about the asker ("Can I …?", "Is my …?") depends on their circumstances;
     a factual question ("What does a replacement cost?") does not, whoever asks it."""
     return claim.schema in ("polar", "conjunctive") and bool(FIRST_PERSON.search(query.question))
-
-
-def _bridges(graph: KnowledgeGraph, inside: set[str], question: str) -> list[KgEdge]:
-    """The bridge a multi-hop question lacks: E links the question's entity to another one
-    ("The Harlow Bridge was designed by Edith Marlowe"), and the graph knows a fact about that
-    other entity from outside E ("Edith Marlowe was born in Tessby"). Offered: facts about an
-    entity of E that the question does not name, from passages outside E, whose relation words
-    share a word with the question ("born") — any KB fact is "supported" by the KB, so only
-    one about what the question asks may become p*. Most shared words first."""
-    asked = content_words(question)
-    middle = {n for pid in inside for n in graph.by_passage.get(pid, ())
-              if not content_words(graph.node(n).label) <= asked}
-    ranked = []
-    for i, e in enumerate(graph.edges):
-        if e.relation == "requires" or not e.text or e.passage_id in inside or not {e.source, e.target} & middle:
-            continue
-        relation = content_words(e.text) - content_words(graph.node(e.source).label) \
-            - content_words(graph.node(e.target).label)
-        shared = len(relation & asked)
-        if shared:
-            ranked.append((-shared, -e.weight, i))
-    return [graph.edges[i] for *_, i in sorted(ranked)]
 
 
 def _kept(passages: tuple[RetrievedPassage, ...], results: tuple[PassageNli, ...]) -> tuple[RetrievedPassage, ...]:
@@ -295,24 +356,7 @@ def _pair_contradiction(sentences: list[str]) -> float:
     pairs = [(a, b) for i, a in enumerate(sentences) for j, b in enumerate(sentences) if i != j and a != b]
     if not pairs:
         return 0.0
-    return max(s.contradiction for s in nli.predict(pairs))
-
-
-def _evidence_labels(claim: Claim, results, premises) -> tuple[frozenset[str], ...]:
-    """Entity labels in each top kept passage's evidence sentences (for the answer-type check).
-
-    Evidence = the sentence that best entails the claim and the sentence sharing the
-    most words with the claim, in the two best kept passages.
-    """
-    if not claim.answer_type:
-        return ()
-    claim_words = set(WORD_RE.findall(claim.text.lower()))
-    texts: list[str] = []
-    for i in [i for i, r in enumerate(results) if r.kept][:2]:
-        sentences = dict(premises[i])
-        overlap = max(sentences, key=lambda k: len(claim_words & set(WORD_RE.findall(sentences[k].lower()))))
-        texts += list(dict.fromkeys([sentences[results[i].best_sentence], sentences[overlap]]))
-    return tuple(frozenset(e.label_ for e in doc.ents) for doc in models.parse(texts))
+    return max(s.contradiction for s in nli_mod.predict(pairs))
 
 
 _pipelines: dict[str, Pipeline] = {}

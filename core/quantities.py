@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from core.text import STOPWORDS
+
 KINDS = ("age", "duration", "money", "hours", "count", "year", "number")
 
 
@@ -96,7 +98,7 @@ _PRE = re.compile(r"(?:^|(?<=[^\w']))(?P<rel>" + "|".join(
 _YEAR_ONLY = {"after", "before", "until", "up until", "by"}
 _POST_GE = re.compile(r"^\s*(?:(?:or|and)\s+(?:over|more|older|above|greater|longer|higher|upwards|after)\b|\+|plus\b)")
 _POST_LE = re.compile(r"^\s*(?:or|and)\s+(?:under|less|fewer|younger|below|lower|shorter|before|earlier)\b")
-_BARE_RANGE = re.compile(r"\s*(?:to|–)\s*\d")
+_BARE_RANGE = re.compile(r"\s*(?:to|–|-)\s*\d")
 _INVERT = {">=": "<", ">": "<=", "<=": ">", "<": ">="}
 
 _PERSON = {"child": "child", "children": "child", "kid": "child", "kids": "child", "son": "child",
@@ -439,15 +441,13 @@ class _Interval:
         return lo_ok and hi_ok
 
 
-_STOP = set("""i i'm i've me my you your you're the a an and or of to in on at for by with from is am are was
-were be been being have has had having do does did not no this that these those it its here there
-least more than over under less at most up any some must should need will would can could may might
-also still only just now very about around year years month months week weeks day days old age aged
+# Function words, and the words of amounts and durations themselves (they name no topic).
+_STOP = STOPWORDS | set("""least less need still around year years month months week weeks day days old age aged
 time since ago currently continuous continuously full hour hours per weekly monthly yearly annually
-pound pounds dollar dollars euro euros average about""".split())
+pound pounds dollar dollars euro euros average""".split())
 _STEM_GROUPS = {
     "reside": "live lived lives living reside resided resides residing resident residence residency moved "
-              "move moving stay stayed staying home settled",
+              "move moving stay stayed staying home homes house houses flat flats address dwelling settled",
     "work": "work worked works working job employ employed employee employer employment service served "
             "serving company firm contract hired",
     "earn": "earn earns earned earning earnings income salary wage wages paid pay make makes making bring "
@@ -462,7 +462,9 @@ _START_WORDS = {"moved", "move", "arrived", "started", "start", "began", "begun"
                 "relocated", "settled", "hired", "emigrated", "from"}
 
 
-def _stems(text: str) -> set[str]:
+def content_stems(text: str) -> set[str]:
+    """Content words reduced to a stem ("living" → "liv"), or to a synonym group's name
+    ("house", "home" and "lived" → "reside"), without function words and number words."""
     out = set()
     for word in re.findall(r"[a-z][a-z'-]*", _normalise(text)):
         word = word.removesuffix("'s")
@@ -542,9 +544,14 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
         raise TypeError(f"check() takes the condition as a string, not {type(condition).__name__}")
     if isinstance(facts, str):
         raise TypeError("check() takes a list of facts, not one string: wrap it as [fact]")
+    now = _fractional_year(date.today()) if reference_year is None else reference_year + 0.5
     reference_year = reference_year or date.today().year
     groups: dict[tuple[str, str, str], tuple[Quantity, _Interval]] = {}
-    for q in extract(condition):
+    quantities = extract(condition)
+    as_of = _age_reference_dates(condition, quantities)
+    for q in quantities:
+        if q.span in as_of.values():
+            continue  # "on 21 September 2025" dates the age bound; it is no condition of its own
         key = _compat_key(q)
         interval = _Interval.of(q.value * _scale(q), q.relation)
         if key in groups:
@@ -555,8 +562,11 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
         return None
     verdicts = []
     for key, (cond_q, cond_iv) in groups.items():
-        condition_stems = _stems(_clause(condition, cond_q.span))
-        verdict = _check_group(cond_q, cond_iv, key, condition_stems, facts, reference_year)
+        condition_stems = content_stems(_clause(condition, cond_q.span))
+        # A bound on the age at a stated date ("aged 66 or over on 21 September 2025"): the user's
+        # age now, moved back (or on) to that date, is what the bound is compared with.
+        age_at = _as_of_value(quantities, as_of, cond_q) if cond_q.span in as_of else now
+        verdict = _check_group(cond_q, cond_iv, key, condition_stems, facts, reference_year, now, age_at)
         if verdict is None:
             return None if not any(v.status == "contradicted" for v in verdicts) else verdicts[0]
         if verdict.status == "contradicted":
@@ -565,14 +575,59 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
     return verdicts[0]
 
 
+def _fractional_year(day: date) -> float:
+    return day.year + (day.month - 1) / 12 + (day.day - 1) / 365.25
+
+
+def _age_reference_dates(condition: str, quantities: list[Quantity]) -> dict[tuple[int, int], tuple[int, int]]:
+    """{age bound's span: span of the date it holds at} for "aged 66 or over on 21 September 2025",
+    "under 25 at 1 April 2026", "aged 18 by 31 August 2026", "65 or older as of 1 January 2026"."""
+    low = _normalise(condition)
+    out = {}
+    for age, when in zip(quantities, quantities[1:]):
+        between = low[age.span[1]:when.span[0]]
+        if age.kind == "age" and when.kind == "year" and re.fullmatch(r"\s*(?:on|at|by|as\s+(?:of|at))\s+", between):
+            out[age.span] = when.span
+    return out
+
+
+def _as_of_value(quantities: list[Quantity], as_of: dict, age: Quantity) -> float:
+    """The (fractional) year of the date an age bound holds at."""
+    return next(q.value for q in quantities if q.span == as_of[age.span])
+
+
+def _stated_at(fact: str, age: Quantity, readings, now: float) -> float:
+    """When an age in a fact holds: the date right after it ("I turned 66 in March 2025"), else now."""
+    low = _normalise(fact)
+    for q, _ in readings:
+        if q.kind == "year" and q.span[0] >= age.span[1] and \
+                re.fullmatch(r"\s*(?:in|on|at|by|last)?\s*", low[age.span[1]:q.span[0]]):
+            return q.value
+    return now
+
+
+def _shifted(interval: _Interval, years: float) -> _Interval:
+    """An age ``years`` earlier; a whole age ("I'm 71") covers the year up to the next birthday."""
+    hi, hi_closed = interval.hi, interval.hi_closed
+    if interval.lo == interval.hi:
+        hi, hi_closed = interval.hi + 1, False
+    return _Interval(interval.lo - years, interval.lo_closed, hi - years, hi_closed)
+
+
 def _check_group(cond_q: Quantity, cond_iv: _Interval, key, condition_stems: set[str], facts,
-                 reference_year: int) -> NumericCheck | None:
+                 reference_year: int, now: float, age_at: float) -> NumericCheck | None:
+    """``age_at``: the (fractional) year the condition's age bound holds at; ``now`` when undated."""
     candidates = []
     for fact in facts:
-        for fact_q, fact_iv in _fact_readings(fact, reference_year):
+        readings = _fact_readings(fact, reference_year)
+        for fact_q, fact_iv in readings:
             if _compat_key(fact_q) != key:
                 continue
-            fact_stems = _stems(_clause(fact, fact_q.span))
+            if fact_q.kind == "age":
+                stated_at = _stated_at(fact, fact_q, readings, now)
+                if stated_at != age_at:  # "I'm 71" (now) against an age on 21 September 2025
+                    fact_iv = _shifted(fact_iv, stated_at - age_at)
+            fact_stems = content_stems(_clause(fact, fact_q.span))
             overlap = len(condition_stems & fact_stems)
             # Ages and counts already match on whose age / what is counted. Other amounts must
             # share a content word with the condition, unless their clause has none at all

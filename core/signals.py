@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from core.types import Claim, EvidenceSelection, PassageNli, RetrievedPassage, Signals, Subgraph, VariableState
+from core.types import (Abduction, Claim, EvidenceSelection, PassageNli, RetrievedPassage, Signals, Subgraph,
+                        VariableState)
 
 THIRD_PERSON = {"he", "she", "it", "they", "him", "her", "them", "his", "its", "their", "this", "that",
                 "these", "those", "one"}
@@ -25,7 +26,7 @@ WORD = re.compile(r"[a-z0-9]+")
 ANSWER_TYPE_LABELS = {
     "PERSON": {"PERSON", "ORG"}, "DATE": {"DATE", "TIME"}, "PLACE": {"GPE", "LOC", "FAC", "ORG", "PERSON", "NORP"},
     "MONEY": {"MONEY"}, "NUMBER": {"CARDINAL", "QUANTITY", "PERCENT", "MONEY", "DATE"},
-    "DURATION": {"DATE", "TIME", "QUANTITY", "CARDINAL"},
+    "DURATION": {"DATE", "TIME", "QUANTITY", "CARDINAL"}, "MEASURE": {"QUANTITY", "CARDINAL"},
 }
 
 
@@ -53,19 +54,24 @@ def question_features(doc, has_context: bool) -> QuestionFeatures:
             continue
         terms.append(t.lower_)
     pronouns = [t for t in words if t.lower_ in THIRD_PERSON and t.pos_ in ("PRON", "DET")
-                and not (t.lower_ == "it" and t.dep_ == "expl")]
+                and t.tag_ not in ("WDT", "WP") and not _dummy_it(t) and not _has_antecedent(t, doc)]
     # A demonstrative before a noun ("this item") refers to something only the user sees.
     deictic = [t for t in pronouns if t.pos_ == "DET" and t.lower_ in ("this", "that", "these", "those")]
+    # "winter fuel payment", "the boiling point of ethanol", "Can my landlord evict me?": a compound or
+    # modified noun, or a noun with a verb that says what happens to it, names a specific thing
+    # whether or not it is capitalised.
+    specific = named or _specific_phrase(doc) or bool(specific_nouns and _specific_verb(doc))
     heur = {
-        "short_query": 1.0 if len(words) < 4 else 0.6 if (len(words) <= 5 and not named) else 0.0,
-        "dangling_pronoun": (0.0 if not pronouns else
-                             0.3 if (named or has_context) else
+        "short_query": 1.0 if len(words) < 4 else 0.6 if (len(words) <= 5 and not specific) else 0.0,
+        # A pronoun whose antecedent may be in the scenario or history is not dangling either.
+        "dangling_pronoun": (0.0 if not pronouns or has_context else
+                             0.3 if named else
                              0.6 if deictic and specific_nouns else 1.0),
         "vague_quantifier": (0.0 if not any(t.lower_ in VAGUE and t.lower_ != "it" and
                                             not (t.lower_ == "much" and t.i > 0 and doc[t.i - 1].lower_ == "how")
                                             for t in words)
                              else 0.2 if named else 0.5),
-        "no_named_entity": 0.0 if named else (0.3 if specific_nouns else 1.0),
+        "no_named_entity": 0.0 if specific else (0.3 if specific_nouns else 1.0),
         # A predicative comparative ("Which one is bigger?"), not an attributive one ("older people").
         "incomplete_comparison": 1.0 if (any((t.tag_ in ("JJR", "RBR") and t.dep_ != "amod")
                                              or t.lower_ in COMPARE_WORDS for t in words)
@@ -73,6 +79,68 @@ def question_features(doc, has_context: bool) -> QuestionFeatures:
                                          and not any(t.lower_ in ("than", "or") for t in words)) else 0.0,
     }
     return QuestionFeatures(terms=tuple(dict.fromkeys(terms)), ambiguity=heur)
+
+
+TIME_NOUNS = frozenset("""time day week month year morning afternoon evening night weekend today tomorrow
+yesterday monday tuesday wednesday thursday friday saturday sunday january february march april may june july
+august september october november december spring summer autumn winter christmas easter""".split())
+
+
+def _dummy_it(token) -> bool:
+    """"It's February", "it is late", "How much did it cost to build X?", "Is it possible to …?":
+    an "it" that stands for the time or for a clause that follows, not for something unnamed."""
+    if token.lower_ != "it":
+        return False
+    if token.dep_ == "expl":
+        return True
+    head = token.head
+    for child in head.children:
+        if child.dep_ in ("xcomp", "ccomp", "csubj", "advcl") and any(c.lower_ == "to" or c.dep_ == "mark"
+                                                                      for c in child.children):
+            return True
+        if child.dep_ in ("attr", "oprd") and (
+                child.ent_type_ in ("DATE", "TIME") or child.lemma_.lower() in TIME_NOUNS):
+            return True
+    return False
+
+
+def _has_antecedent(token, doc) -> bool:
+    """A noun phrase of the question the pronoun can refer to: a name anywhere ("Under its
+    agreement with Harrowgate, can Brightline …"), or a noun before it ("Can students apply in
+    their first year?")."""
+    for other in doc:
+        if other.i == token.i or other.head.i == token.i and other.dep_ == "poss":
+            continue
+        if other.ent_type_ in ("CARDINAL", "ORDINAL", "DATE", "TIME", "QUANTITY", "PERCENT", "MONEY"):
+            continue
+        if other.pos_ == "PROPN" or other.ent_type_:
+            return True
+        if other.pos_ == "NOUN" and other.i < token.i and other.lower_ not in VAGUE and other.head.i != token.i:
+            return True
+    return False
+
+
+GENERIC_VERBS = frozenset("be have do get make go take give find happen need want know say use".split())
+
+
+def _specific_verb(doc) -> bool:
+    """A main verb that says what is asked about ("Can my landlord evict me?"), not "get" or "have"."""
+    return any(t.pos_ == "VERB" and t.dep_ == "ROOT" and t.lemma_.lower() not in GENERIC_VERBS for t in doc)
+
+
+def _specific_phrase(doc) -> bool:
+    """A noun with a noun or adjective modifier or an "of" phrase ("carers allowance", "the
+    boiling point of ethanol"): specific even in lower case."""
+    for t in doc:
+        if t.pos_ != "NOUN" or t.lower_ in VAGUE or t.is_stop:
+            continue
+        if any(c.dep_ in ("compound", "amod") and c.pos_ in ("NOUN", "PROPN", "ADJ", "VERB") and not c.is_stop
+               and c.lower_ not in VAGUE for c in t.children):
+            return True
+        if any(c.dep_ == "prep" and c.lower_ == "of" and any(g.pos_ in ("NOUN", "PROPN") for g in c.children)
+               for c in t.children):
+            return True
+    return False
 
 
 def coverage(terms: tuple[str, ...], passages: tuple[RetrievedPassage, ...]) -> float:
@@ -98,7 +166,9 @@ def topic_spread(vectors: np.ndarray) -> float:
 
 
 def answer_type_found(answer_type: str, entity_labels: list[set[str]]) -> float:
-    """1 when some evidence sentence holds an entity of the type the question asks for."""
+    """1 when some evidence sentence holds an entity of the type the question asks for. The
+    pipeline passes the label of the value ``core.evidence.answer_value`` found in an
+    answer-bearing sentence (about the asked entity, of the asked kind), or nothing."""
     if not answer_type or answer_type not in ANSWER_TYPE_LABELS:
         return 1.0
     wanted = ANSWER_TYPE_LABELS[answer_type]
@@ -168,3 +238,11 @@ def sufficiency(claim: Claim, nli: tuple[PassageNli, ...]) -> float:
         per_sub = [max(n.sub_claims[i].entailment for n in kept) for i in range(len(claim.sub_claims))]
         best = max(best, min(per_sub))
     return best
+
+
+def with_premise(signals: Signals, abduction: Abduction | None) -> Signals:
+    """The signals once the premises stage has run (it needs Sufficiency first): a premise the KB
+    supports bridges the gap (seed 000). Generated premises do not count: a small generator's
+    off-topic sentence can be "supported" by an unrelated passage."""
+    supported = bool(abduction and abduction.supported and abduction.best.origin != "generator")
+    return replace(signals, premise_supported=float(supported)) if abduction is not None else signals

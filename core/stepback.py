@@ -17,13 +17,9 @@ from core import models, prompts
 from core.generation import Backend, TemplateBackend
 from core.kb import KnowledgeBase
 from core.retrieval import Retriever
+from core.text import CONTENT_STOP, CONTENT_WORD, content_words
 from core.types import Claim, ClaimRewrite, RetrievedPassage, StepBack, StepBackRetrieval
 
-WORD = re.compile(r"[A-Za-z0-9£$€%]+(?:['’][a-z]+)?")
-STOP = set("""a an the of to in on at for by with from and or but if is are was were be been being am do does did
-have has had can could may might will would shall should must i me my we our you your he she it its they them
-their this that these those what which who whom whose when where why how there here as into than then so not no
-yes get got any some all both one each""".split())
 # "Can I get X if …", "Am I eligible for X", "Do I qualify for X" → "Who is eligible for X?"
 ELIGIBILITY = re.compile(
     r"^(?:can|could|may|might|will|would|should|do|does|did|am|is|are)\s+"
@@ -44,11 +40,6 @@ CATEGORY = {"PERSON": "a person", "GPE": "a place", "LOC": "a place", "FAC": "a 
 KIND_WORDS = set("""bridge river lake hill hills mountain island town city village county railway road street
 station lighthouse harbour port festival school university college hospital church castle company shipyard
 shipyards museum park band ship payment allowance grant scheme fund act agreement""".split())
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words that carry meaning, cut to 5 letters so "opened"/"opening" match."""
-    return {w.lower()[:5] for w in WORD.findall(text) if w.lower() not in STOP}
 
 
 # --- step-back ---------------------------------------------------------------------------
@@ -86,12 +77,12 @@ def _one_question(text: str) -> str:
 def _stepback_problem(question: str, text: str) -> str:
     """Why a generated step-back question is unusable ("" if it is fine)."""
     text = _one_question(text)
-    words = WORD.findall(text)
+    words = CONTENT_WORD.findall(text)
     if not text.endswith("?"):
         return "is not a question"
     if not 3 <= len(words) <= 25:
         return f"has {len(words)} words"
-    if " ".join(words).lower() == " ".join(WORD.findall(question)).lower():
+    if " ".join(words).lower() == " ".join(CONTENT_WORD.findall(question)).lower():
         return "repeats the question"
     if not content_words(text) & content_words(question):
         return "is about something else"
@@ -131,7 +122,7 @@ def _topic(doc):
         # The noun phrase around the name, when there is one ("the Greer valve", not "Greer").
         around = [c for c in doc.noun_chunks if c.start <= ents[0].start < c.end and c[0].lower_ not in WH]
         return around[0] if around else ents[0]
-    chunks = [c for c in doc.noun_chunks if c.root.pos_ in ("NOUN", "PROPN") and c.root.lower_ not in STOP
+    chunks = [c for c in doc.noun_chunks if c.root.pos_ in ("NOUN", "PROPN") and c.root.lower_ not in CONTENT_STOP
               and c[0].lower_ not in WH]
     # "Can my employer refuse parental leave?" is about the leave, not the employer.
     chunks.sort(key=lambda c: c[0].lower_ in ("my", "your", "our", "his", "her", "their"))

@@ -151,6 +151,12 @@ class Signals:
     kg_path_score: float = 0.0  # seed 002 Eq. 18
     kg_has_var: float = 0.0  # 1 when a ?var node is attached to an anchor
     premise_supported: float = 0.0  # 1 when the KB supports the chosen missing premise p* (seed 000)
+    # Calibrated probabilities (core.calibrated; fitted on ../shared/data/train). The defaults object to nothing.
+    p_topic: float = 1.0  # P(the knowledge base covers what the question is about)
+    p_fact: float = 1.0  # P(the asked fact is stated in the evidence)
+    p_open: float = 0.0  # P(a condition the answer depends on is still open)
+    p_met: float = 0.5  # P(every condition is met: the answer is yes)
+    n_referents: int = 1  # documents the question could mean and does not tell apart
 
 
 # --- pragmatic evidence (seed 003) and the knowledge graph (seed 002 §6–7) ------------

@@ -10,7 +10,13 @@ with the condition put in the user's own voice. I(q) = |missing| / (|known| + |m
 
 Conditions are read only for questions about the asker ("Can I …", "Is my …"):
 a factual question about a policy ("How much is the payment?") does not depend on
-who asks.
+who asks; and only from a document the question is about (``conditions_apply``).
+
+How people talk (issue 15): a fact that negates the condition's predicate ("who isn't a
+relative") contradicts it whatever NLI says (``denial``); a fact that says every word of the
+condition or of one of its "or" alternatives, synonyms and inflections included (house/home,
+living/lived), establishes it (``restates``); "unless"/"except" carve-outs are exceptions, not
+requirements (``without_carve_out``); the words after a "Yes," in a reply are facts too.
 """
 from __future__ import annotations
 
@@ -20,9 +26,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from core import models, nli, quantities, voice
+from core.text import LIST_MARKER, split_sentences, strip_list_marker
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
-BULLET = nli.BULLET
 ANY_CUE = re.compile(r"\b(any|one|either|at least one) of\b|\bany of the following\b", re.I)
 LEAD_IN_CUE = re.compile(r"\b(if|when|must|eligible|qualify|qualif|require|need|only|criteria|conditions|following|provided)\b", re.I)
 CONDITION_CUE = re.compile(r"\b(must|eligible|qualify|require[sd]?|need to|have to|has to|only if|unless|if|provided that|as long as)\b", re.I)
@@ -32,7 +38,11 @@ FIRST_PERSON = re.compile(r"\b(i|me|my|mine|we|our|us|you|your)\b", re.I)
 UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
 YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re.I)
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+BARE_REPLY = re.compile(r"^\s*(?:yes|yeah|yep|no|nope|correct)\b[\s,.!;:-]*", re.I)
+REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\b", re.I)
+ELIGIBILITY = re.compile(r"\b(can|could|may|will)\s+(?:usually\s+|still\s+|only\s+)?(?:get|claim|apply|qualify|receive|"
+                         r"be eligible|be entitled|take|use)\b|\b(eligible|entitled|qualify|qualifies)\b", re.I)
+CARVE_OUT = re.compile(r",?\s*\b(?:unless|except(?:\s+(?:if|when|where|for|that))?|other than|apart from)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -42,13 +52,14 @@ class VariableStage:
     condition_contradict: float = 0.6
     max_conditions: int = 6
     history_match: float = 0.6  # cosine above which an answered follow-up speaks to a condition
+    condition_topic_share: float = 0.5
 
     def run(self, query: Query, passages: tuple[Passage, ...], personal: bool | None = None) -> VariableState:
         known = known_variables(query)
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
         conditions: list[Condition] = []
-        if personal:
+        if personal and conditions_apply(query.question, passages, self.condition_topic_share):
             # ``passages``: the best passage first, then the rest of its document.
             for passage in passages:
                 conditions = extract_conditions(passage)[: self.max_conditions]
@@ -104,6 +115,17 @@ class VariableStage:
         related = [k for k in range(len(facts)) if _related(facts[k], cond.text)]
         if not related:
             return replace(cond, status="missing", method="nli (no related fact)")
+        denied = next(((k, word) for k in related if (word := denial(facts[k], cond.text))), None)
+        if denied is not None:
+            # The fact says the opposite in so many words; an NLI model that reads the shared word
+            # on both sides often says "entailment" all the same.
+            k, word = denied
+            return replace(cond, status=_flip("contradicted", cond), support=facts[k], scores=direct[k],
+                           method=f"negation: the fact denies “{word}”")
+        restated = next((k for k in related if restates(facts[k], cond.text)), None)
+        if restated is not None:
+            return replace(cond, status=_flip("established", cond), support=facts[restated],
+                           scores=direct[restated], method="words: the fact states the condition")
         k_e = max(related, key=lambda k: direct[k].entailment)
         k_c = max(related, key=lambda k: max(negated[k].entailment, direct[k].contradiction))
         against = max(negated[k_c].entailment, direct[k_c].contradiction)
@@ -133,18 +155,86 @@ class VariableStage:
         return out
 
 
-CONTENT = re.compile(r"[a-z]{4,}")
-STOP = frozenset("have been must will with from your that this they them their there which would could should "
-                 "about after before more less than least over under following meet conditions".split())
+STOP = frozenset("meet conditions condition following".split())
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:5] for w in CONTENT.findall(text.lower()) if w not in STOP}
+    return quantities.content_stems(text) - STOP
 
 
 def _related(fact: str, condition: str) -> bool:
-    """The fact and the condition share a content word (first five letters, so live/lived match)."""
+    """The fact and the condition share a content word, inflections and synonyms included
+    (live/living/lived, home/house)."""
     return bool(_stems(fact) & _stems(condition))
+
+
+NEGATION = re.compile(r"\b(?:not|never|no|neither|nor)\b|n't\b", re.I)
+CLAUSE_BREAK = re.compile(r"[,;.!?]|\b(?:and|but|because|so|although|though|while)\b", re.I)
+NEGATION_REACH = 4  # words after a negation that it covers ("isn't | a close relative")
+
+
+def _negated_stems(text: str) -> set[str]:
+    """The predicate each negation denies: the first content word after it, within its clause
+    ("who isn't a relative" → relative; "I've never owned a property" → own, not property)."""
+    negated: set[str] = set()
+    for m in NEGATION.finditer(text):
+        rest = text[m.end():]
+        stop = CLAUSE_BREAK.search(rest)
+        for word in (rest[:stop.start()] if stop else rest).split()[:NEGATION_REACH]:
+            stems = _stems(word)
+            if stems:
+                negated |= stems
+                break
+    return negated
+
+
+def denial(fact: str, condition: str) -> str:
+    """The word a fact denies that a positive condition asserts, or "".
+
+    "I rent from a landlord who isn't a relative" denies "relative" of "your landlord is a close
+    relative": the NLI model, which reads "relative" in both, says entailment. A condition that
+    is itself negated, or a fact that only says the user is unsure, is left to NLI.
+    """
+    if UNSURE.search(fact) or NEGATION.search(condition) or \
+            any(q.relation in ("<", "<=") for q in quantities.extract(condition)):
+        return ""  # "I have no savings" meets "savings of less than £16,000"
+    shared = _negated_stems(fact) & _stems(condition)
+    return min(shared) if shared else ""
+
+
+def restates(fact: str, condition: str) -> bool:
+    """The fact says every content word of the condition, or of one of its "or" alternatives
+    ("I own my house" for "own your home or rent it from a private landlord"), with no negation
+    on either side and no quantity in the condition (arithmetic decides those)."""
+    if NEGATION.search(fact) or NEGATION.search(condition) or UNSURE.search(fact) or quantities.extract(condition):
+        return False
+    said = _stems(fact)
+    alternatives = [a for a in re.split(r"\s+or\s+", condition) if len(a.split()) >= 2] or [condition]
+    return any(_stems(a) and _stems(a) <= said for a in alternatives)
+
+
+GENERIC_ASK = frozenset(quantities.content_stems(
+    "get getting claim claiming apply applying eligible eligibility qualify qualifying entitled entitle "
+    "receive can could would should help money pay payment benefit scheme able allowed still need "
+    "know tell want like free much many long when what which who how"))
+
+
+def conditions_apply(question: str, passages: tuple[Passage, ...], topic_share: float = 0.5) -> bool:
+    """Whether the conditions of these passages' document bear on the question at all.
+
+    They do when the question names nothing in particular ("Am I eligible?", "Can I apply?":
+    the document is the topic), or when what it names is the document's subject: a content word
+    of the question in the document's title, or most of them in its text. "Can my landlord
+    evict me?" is not a question about the Home Insulation Grant, although the grant's rules
+    mention landlords.
+    """
+    asked = _stems(question) - GENERIC_ASK
+    if not asked or not passages:
+        return True
+    if asked & _stems(passages[0].title):
+        return True
+    found = asked & set().union(*(_stems(p.text) for p in passages))
+    return len(found) / len(asked) > topic_share
 
 
 def _negated(cond: Condition) -> str:
@@ -162,10 +252,16 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
     """The user's statements split into sentences (NLI was trained on sentence pairs)."""
     out: list[str] = []
     if query.scenario.strip():
-        out += [s.strip() for s in SENTENCE_END.split(query.scenario.strip()) if s.strip()]
+        out += [s.text for s in split_sentences(query.scenario.strip())]
     for question, answer in query.history:
-        if answer.strip() and not (YES.match(answer) or NO.match(answer) or UNSURE.search(answer)):
-            out.append(answer.strip())
+        if UNSURE.search(answer) or not answer.strip():
+            continue
+        if YES.match(answer) or NO.match(answer):
+            # "Yes, it's a three-year degree.": the words after the yes or no state a fact too.
+            answer = BARE_REPLY.sub("", answer)
+            if len(answer.split()) < 3:  # "No, I don't." states nothing more
+                continue
+        out.append(answer.strip())
     return tuple(out)
 
 
@@ -190,38 +286,86 @@ def extract_conditions(passage: Passage) -> list[Condition]:
     sentences = [s.text.strip() for s in passage.sentences] or [passage.text]
     conditions: list[Condition] = []
     lead_in: str | None = None
+    loose_list = False  # bullets right under a heading, or under a lead-in without a condition cue
     for text in sentences:
-        if BULLET.match(text):
+        if LIST_MARKER.match(text):
+            item = strip_list_marker(text).rstrip(" ;,.").removesuffix(" and").removesuffix(" or").strip()
+            item = without_carve_out(item)
+            if len(item.split()) < 2:
+                continue
             if lead_in is not None:
-                item = BULLET.sub("", text).rstrip(" ;,.").removesuffix(" and").removesuffix(" or").strip()
-                if len(item.split()) >= 2:
-                    group = "any" if ANY_CUE.search(lead_in) else "all"
-                    conditions.append(_condition(item, "bullet", passage.id, group, lead_in))
+                group = "any" if ANY_CUE.search(lead_in) else "all"
+                conditions.append(_condition(item, "bullet", passage.id, group, lead_in))
+            elif loose_list and _predicate_like(item):
+                # "### Parenting Payment / * have income under the limits": a rule's items read as
+                # conditions when they are predicates ("* Income Support" is not one)
+                conditions.append(_condition(item, "bullet", passage.id, "all"))
             continue
         lead_in = text if text.rstrip().endswith(":") and LEAD_IN_CUE.search(text) else None
+        loose_list = text.startswith("#") or text.rstrip().endswith(":")
         if lead_in is not None or text.startswith("#"):
             continue
+        inline = INLINE_LIST.search(text)
+        if inline and LEAD_IN_CUE.search(text[:inline.start()]):
+            # "All businesses … must: meet SBA size standards, be for-profit, …"
+            items = [i.strip(" .;") for i in re.split(r";|,\s*(?:and\s+|or\s+)?|\s+and\s+(?=\w+\s)", inline.group(1))]
+            items = [i for i in items if len(i.split()) >= 2 and _predicate_like(i)]
+            if len(items) >= 2:
+                group = "any" if ANY_CUE.search(text[:inline.start()]) else "all"
+                conditions += [_condition(i, "bullet", passage.id, group, text[:inline.start() + 1]) for i in items]
+                continue
         clause = _condition_clause(text)
         if clause is not None:
             conditions.append(_condition(clause[0], clause[1], passage.id, "all"))
     return conditions
 
 
+INLINE_LIST = re.compile(r":\s+(.+)$")
+PREDICATE_START = frozenset("you you're your be are is have has not can can't cannot must".split())
+
+
+def _predicate_like(item: str) -> bool:
+    """The item starts as a predicate or a clause ("have income under the limits", "you're over
+    18", "not already have …"), not as a bare noun phrase ("Income Support")."""
+    first = item.split()[0].lower().strip(",;:").replace("\u2019", "'")
+    return first in PREDICATE_START or voice.known_verb(first) or \
+        first in ("live", "earn", "get", "own", "rent", "work", "meet", "care", "receive")
+
+
+def without_carve_out(text: str) -> str:
+    """A requirement without its exception: "be 18 or over, unless you are a care leaver" → "be 18
+    or over". The exception waives the requirement for some people; it is not itself required."""
+    m = CARVE_OUT.search(text)
+    return text[:m.start()].rstrip(" ,;—-") if m and m.start() > 0 else text
+
+
 def _condition_clause(sentence: str) -> tuple[str, str] | None:
-    """(condition text, kind) for a sentence that imposes a condition, else None."""
+    """(condition text, kind) for a sentence that imposes a condition, else None.
+
+    "unless" reads by its main clause: "You cannot claim unless X" requires X; "You can get it
+    unless X" excludes X (a disqualifier); "You must be 18, unless X" requires being 18, with X
+    an exception; "It is paid to your landlord unless you ask" is about payment, not eligibility.
+    """
     if not CONDITION_CUE.search(sentence) or sentence.endswith("?"):
         return None
     match = IF_CLAUSE.search(sentence)
     if match:
         cue = match.group(1).lower()
-        clause = match.group(2).rstrip(" .;")
+        clause = without_carve_out(match.group(2).rstrip(" .;"))
         main = sentence[: match.start()]
         if cue == "unless":
-            return clause, "unless"  # "You cannot claim unless X": X is required
+            if NEGATIVE_MAIN.search(main):
+                return clause, "unless"  # "You cannot claim unless X": X is required
+            if REQUIREMENT.search(main):
+                return main.rstrip(" ,;—-"), "requirement"
+            if ELIGIBILITY.search(main):
+                return clause, "disqualifier"
+            return None
         if NEGATIVE_MAIN.search(main):
             return clause, "disqualifier"  # "You cannot claim if X": X must not hold
         return clause, "only_if" if cue == "only if" else "if"
-    if re.search(r"\b(must|need to|have to|has to|required to|eligible)\b", sentence, re.I):
+    if REQUIREMENT.search(sentence) or re.search(r"\beligible\b", sentence, re.I):
+        sentence = without_carve_out(sentence)
         if NEGATIVE_MAIN.search(sentence) or re.search(r"\bmust not\b", sentence, re.I):
             return None  # prohibitions on conduct are not eligibility conditions
         return sentence.rstrip(" ."), "requirement"

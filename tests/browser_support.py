@@ -138,6 +138,14 @@ def wait_turn(page, turn: int, timeout_ms: float = 180_000) -> None:
     page.wait_for_function(TURN_SHOWN, arg=turn, polling="raf", timeout=timeout_ms)
 
 
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+
+
+def wait_idle(page, timeout_ms: float = 180_000) -> None:
+    """Wait until the script run that draws the page has finished (every panel is on the page)."""
+    page.wait_for_function(IDLE, polling="raf", timeout=timeout_ms)
+
+
 def decision_digest(page) -> str:
     return page.locator("#aw-action").get_attribute("data-decision")
 

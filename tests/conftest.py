@@ -67,3 +67,13 @@ def sample_traces(sample_pipeline, sample_questions):
     from core.pipeline import make_query
     return {q["id"]: sample_pipeline.analyze(make_query(q["question"], q.get("scenario", ""), q.get("history", [])))
             for q in sample_questions}
+
+
+@pytest.fixture
+def fake_models():
+    """Fake model roles (``tests.fakes.FakeModels``) in use for the test's code that is given none."""
+    from core import models
+    from tests.fakes import FakeModels
+    fake = FakeModels()
+    with models.using(fake):
+        yield fake

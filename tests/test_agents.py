@@ -16,7 +16,7 @@ from core.agents import (AbstainAgent, AnswerAgent, AskAgent, Response, evidence
                          grounding_scores, hedging_check, respond)
 from core.claims import ClaimBuilder
 from core.generation import CACHE, OpenAICompatibleBackend
-from core.kb import split_sentences
+from core.text import split_sentences
 from core.types import (Claim, Condition, Decision, NliScores, Passage, PassageNli, Query, RetrievedPassage,
                         Trace, VariableState, from_dict, to_dict)
 from tests import factories
@@ -296,3 +296,21 @@ def test_sample_questions_get_fitting_responses(sample_pipeline, sample_question
         if d.action == "ABSTAIN":
             out = respond(t, d)
             assert out.kind in ("topic_absent", "fact_absent") and out.target
+
+
+def test_the_extractive_answer_is_the_value_asked_for_and_cites_its_sentence(claims):
+    """"open to traffic": the opening date, not the construction start in the same sentence."""
+    question = "When did the Harlow Bridge open to traffic?"
+    bridge = passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)
+    out = AnswerAgent(mode="extractive").run(trace(question, [bridge], claims.run(question)),
+                                             decision("ANSWER", "default_answer"))
+    assert out.answer == "14 May 1958"
+    assert out.citations[0].sentence == "Construction began in April 1954, and the bridge was opened on 14 May 1958."
+
+
+def test_no_value_of_the_asked_kind_gives_the_sentence_not_a_wrong_number(claims):
+    question = "How many robots does the Harlow Bridge have?"
+    bridge = passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)
+    out = AnswerAgent(mode="extractive").run(trace(question, [bridge], claims.run(question)),
+                                             decision("ANSWER", "default_answer"))
+    assert out.answer == out.statement  # no span: the agent falls back to the evidence sentence

@@ -1,19 +1,21 @@
 """The workbench in a real browser (Debian Chromium through Playwright): ask a sample question, wait
 for the passages, the signal chart and the graph panel, move a gate threshold across its signal so
-the action changes; answer a clarification dialogue in place until the answer; keep screenshots in
-artifacts/, and prove no request left 127.0.0.1."""
+the action changes; answer a clarification dialogue in place until the answer; take the guided tour
+and meet one refusal of each kind; keep the Evaluate page's tab through a suggestion; keep
+screenshots in artifacts/, and prove no request left 127.0.0.1."""
 from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.browser_support import (CHROMIUM, ROOT, action, analyse, app_server, gate_slider, launch, question_box,
-                                   wait_turn)
+from tests.browser_support import (CARD_FOR, CHROMIUM, ROOT, action, analyse, app_server, gate_slider, launch,
+                                   question_box, wait_idle, wait_turn)
 
 pytestmark = pytest.mark.browser
 sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
@@ -77,10 +79,14 @@ def test_question_panels_slider_and_loopback_only(browser, nli_model):
         page.goto(url)
         question_box(page).wait_for(timeout=120_000)
         analyse(page, QUESTION)
+        wait_idle(page)
 
+        page.get_by_role("tab", name="Passages and evidence").click()
         page.get_by_role("heading", name="Retrieved passages").wait_for()
         assert page.locator("mark").count() >= 1, "the best-supported sentence is highlighted"
+        page.get_by_role("tab", name="Gate and signals").click()
         page.locator(".js-plotly-plot .barlayer").first.wait_for(timeout=30_000)
+        page.get_by_role("tab", name="Knowledge graph").click()
         page.get_by_role("heading", name="Knowledge-graph subgraph").wait_for()
         # The KG panel draws the subgraph in an iframe, or says that the question matched no node.
         empty_kg = page.get_by_text("No entity of the question matched a node of the knowledge graph", exact=False)
@@ -92,6 +98,7 @@ def test_question_panels_slider_and_loopback_only(browser, nli_model):
         data = download_trace(page)
         assert data["trace"]["query"]["question"] == QUESTION and data["decision"]["action"] == "ASK"
         page.screenshot(path=str(ARTIFACTS / "browser_before.png"))
+        page.get_by_role("tab", name="Gate and signals").click()
 
         thumb = gate_slider(page, "Ambiguity >")
         thumb.focus()
@@ -172,3 +179,103 @@ def test_graph_renderer_in_the_browser_shows_hostile_labels_as_text(browser):
     assert page.locator("#aw-legend").inner_text().count("?var") == 1
     page.screenshot(path=str(ARTIFACTS / "browser_graph.png"))
     assert not dialogs and not [u for u in requests if u.startswith(("http:", "https:"))]
+
+
+def first_screen(page, name: str) -> None:
+    """The viewport as a newcomer sees it first (the page above the fold)."""
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_guided_tour_and_one_refusal_of_each_kind(browser, nli_model):
+    """The tour's three questions give their three actions, each followed by its walk through the trace;
+    then a topic-absent, a fact-absent and a conditions-unknown refusal, each saying so on the card."""
+    from components.tour import STOPS
+    ARTIFACTS.mkdir(exist_ok=True)
+    with app_server(ARTIFACTS / "browser_tour_server.log") as server:
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        requests, dialogs = [], []
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(server.url)
+        question_box(page).wait_for(timeout=120_000)
+        page.get_by_text("Guided tour and sample questions").click()
+        for i, stop in enumerate(STOPS):
+            page.get_by_role("button", name=f"{i + 1}. {stop.action}: {stop.question}").click()
+            page.wait_for_function(CARD_FOR, arg=stop.question, polling="raf", timeout=180_000)
+            wait_idle(page)
+            assert action(page) == stop.action, page.locator("#aw-action").inner_text()
+            why = page.get_by_text(re.compile(r"^Why — Retrieval ranked"))
+            why.wait_for(timeout=30_000)
+            assert "The gate then" in why.inner_text()
+            card = page.locator("#aw-action").inner_text()
+            assert "Why:" in card and "seed" not in card.lower(), card
+            first_screen(page, f"inspect_{stop.action.lower()}")
+        refusals = [("What is the population of Mars?", None, "topic_absent", "Not in the knowledge base"),
+                    ("How deep is Lake Morrow?", None, "fact_absent", "Topic found, fact missing")]
+        for question, scenario, kind, headline in refusals:
+            analyse(page, question, scenario=scenario or "")
+            wait_idle(page)
+            card = page.locator("#aw-action")
+            assert card.get_attribute("data-refusal") == kind and headline in card.inner_text()
+            first_screen(page, f"inspect_refusal_{kind}")
+        analyse(page, ELIGIBLE, scenario=SCENARIO)
+        wait_turn(page, 0)
+        turn = 0
+        while action(page) == "ASK" and turn < 4:
+            page.get_by_role("textbox", name="Your reply", exact=True).fill("I don't know")
+            page.get_by_role("button", name="Send", exact=True).click()
+            turn += 1
+            wait_turn(page, turn)
+        card = page.locator("#aw-action")
+        assert card.get_attribute("data-refusal") == "conditions_unknown", card.inner_text()
+        assert "Conditions unknown" in card.inner_text() and "Still unknown" in card.inner_text()
+        first_screen(page, "inspect_refusal_conditions_unknown")
+    loopback_only(requests, server.url, ARTIFACTS / "browser_tour_requests.json")
+    assert not dialogs
+
+
+def test_evaluate_keeps_its_tab_and_the_knowledge_base_page(browser, nli_model):
+    """Evaluate on six sample questions: each tab drawn (screenshots), "Suggest thresholds" leaves the
+    Calibrate tab open; then the Knowledge base page."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with app_server(ARTIFACTS / "browser_evaluate_server.log") as server:
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        page.goto(server.url + "/Evaluate")
+        items = page.get_by_role("spinbutton", name="Items (0 = all)")
+        items.wait_for(timeout=120_000)
+        items.fill("9")
+        items.press("Enter")
+        wait_idle(page)
+        seed = page.get_by_role("spinbutton", name="Sample seed (−1 = first N)")
+        seed.fill("3")  # a random nine: all three actions among them
+        seed.press("Enter")
+        wait_idle(page)
+        page.get_by_role("button", name="Analyse").click()
+        page.get_by_role("tab", name="Overview").wait_for(timeout=600_000)
+        wait_idle(page)
+        for tab in ("Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Signal strength"):
+            page.get_by_role("tab", name=tab).click()
+            wait_idle(page)
+            page.get_by_role("tab", name=tab).scroll_into_view_if_needed()
+            first_screen(page, "evaluate_" + tab.lower().replace(" ", "_"))
+        page.get_by_role("tab", name="Sweeps").click()
+        page.get_by_role("tab", name="2-D: one metric over two thresholds").click()
+        wait_idle(page)
+        page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(state="attached", timeout=30_000)
+        time.sleep(1.0)  # plotly draws the heatmap image after the layer is attached
+        page.get_by_role("tab", name="2-D: one metric over two thresholds").scroll_into_view_if_needed()
+        first_screen(page, "evaluate_sweeps_2d")
+        page.get_by_role("tab", name="Calibrate").click()
+        wait_idle(page)
+        page.get_by_role("button", name="Suggest thresholds").click()
+        page.get_by_role("button", name=re.compile(r"^Apply to the sliders")).wait_for(timeout=300_000)
+        wait_idle(page)
+        assert page.get_by_role("tab", name="Calibrate").get_attribute("aria-selected") == "true"
+        page.get_by_role("button", name=re.compile(r"^Apply to the sliders")).scroll_into_view_if_needed()
+        first_screen(page, "evaluate_calibrate_suggested")
+        page.goto(server.url + "/Knowledge_base")
+        page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=120_000)
+        wait_idle(page)
+        page.locator('[data-testid="stDataFrame"] canvas').first.wait_for(state="attached", timeout=30_000)
+        time.sleep(2.0)  # the table draws its cells on the canvas after it is attached
+        first_screen(page, "knowledge_base")

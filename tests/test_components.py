@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import wiring
 from components import action, graph, passages, signals as signals_panel
-from components.settings_panel import STAGE_TITLES
+from components.settings_panel import GROUP_TITLES, REANALYSE_MARK, REGATE_MARK
 from core import settings
 from core.gate import decide
 from core.types import Citation, Decision, Response, RuleResult
@@ -113,8 +113,24 @@ def test_signal_rows_colour_by_side_and_carry_thresholds():
     fig = signals_panel.signals_figure(decision)
     thresholds = next(t for t in fig.data if t.name == "threshold")
     assert 0.35 in thresholds.x and 0.3 in thresholds.x
-    abstain = next(t for t in fig.data if t.name == "on the ABSTAIN side")
+    abstain = next(t for t in fig.data if t.name == "fired: ABSTAIN")
     assert abstain.marker.color == "#b3261e" and len(abstain.x) == 2
+
+
+def test_a_bar_is_red_only_when_its_rule_fired():
+    """Issue 13: a comparison on its rule's side whose rule did not fire was coloured as if it had."""
+    trace = rich_trace(sig=signals(confidence=0.5, coverage=0.9, score_gap=0.01))
+    decision = decide(trace)  # Conf 0.5 < conf_min 0.76 holds, but coverage 0.9 is not < 0.30: no low_retrieval
+    rows = {(r["rule"], r["signal"]): r for r in signals_panel.signal_rows(decision)}
+    low = rows[("low_retrieval", "confidence")]
+    assert not next(r for r in decision.rules if r.name == "low_retrieval").fired
+    assert low["side"] == "holds" and rows[("low_retrieval", "coverage")]["side"] == "pass"
+    fired = {r.name for r in decision.rules if r.fired}
+    for row in signals_panel.signal_rows(decision):
+        if row["side"] in ("ASK", "ABSTAIN", "ANSWER"):
+            assert row["rule"] in fired, row
+    holds = next(t for t in signals_panel.signals_figure(decision).data if t.name == "holds, rule did not fire")
+    assert holds.marker.color == signals_panel.HOLDS_COLOR
 
 
 def _render_signals_and_gate(trace, decision):
@@ -169,33 +185,88 @@ def test_card_shows_the_agents_response_kind_backend_citations_and_warning():
     decision = decide(trace)
     response = Response("ASK", "Have you lived in Calvera for 5 years?", "condition", "rules", (WINTER_CITE,),
                         target="have lived in Calvera for 5 years", warning="no generator URL; used the template")
-    out = action.card_html(response, decision.rule, trace.query.question, action.decision_digest(decision), 2)
+    out = action.card_html(response, decision, trace.query.question, action.decision_digest(decision), 2)
     assert 'data-action="ASK"' in out and 'data-turn="2"' in out and 'data-kind="condition"' in out
     assert ">Have you lived in Calvera for 5 years?</div>" in out, "the card shows the agent's text as it is"
-    assert "ASK · Clarification needed" in out and "rule missing_variables · condition · written by rules" in out
-    assert "<b>Winter Fuel Payment</b> — <code>policy/winter_fuel_payment#0</code>: " \
-           "“You can get it if you are aged 66 or over.”" in out
+    assert "ASK <span" in out and "· Clarification needed" in out
+    assert "rule missing_variables · condition · written by rules" in out
+    assert "Evidence:" in out and "<b>Winter Fuel Payment</b>: “You can get it if you are aged 66 or over.”" in out
     assert "⚠ no generator URL; used the template" in out
-    plain = action.card_html(replace(response, citations=(), warning=""), decision.rule)
-    assert "Sources:" not in plain and "⚠" not in plain
+    why = re.search(r'<div class="aw-rule"[^>]*>(.*?)</div>', out).group(1)
+    assert "A condition the answer depends on is not established" in why and "seed" not in why.lower()
+    plain = action.card_html(replace(response, citations=(), warning=""), decision)
+    assert "Evidence:" not in plain and "⚠" not in plain
+
+
+def _gate(rule: str, action_: str = "ABSTAIN", comparisons=()) -> Decision:
+    fired = RuleResult(rule, action_, True, True, tuple(comparisons),
+                       "The best passage barely matches the question (seed 004 layer 1): the topic is absent.")
+    return Decision(action_, rule, fired.explanation, (fired,))
+
+
+def test_a_topic_absent_refusal_says_so_and_cites_nothing_as_a_source():
+    """Issue 13 item 1: "What is the population of Mars?" abstained by low_confidence, but the agent's
+    text said "Topic found, fact missing" and cited the Winter Fuel Payment as a source."""
+    from core.types import Comparison
+    trace = rich_trace(question="What is the population of Mars?")
+    decision = _gate("low_confidence", comparisons=(Comparison("confidence", "<", 0.12, 0.2, True),))
+    agent = Response("ABSTAIN", "I'm unable to answer this query. The knowledge base covers this topic — the "
+                     "closest document is “Winter Fuel Payment” — but it does not state the number.", "fact_absent",
+                     "rules", (WINTER_CITE,))
+    out = action.card_html(agent, decision, trace.query.question, trace=trace)
+    assert 'data-refusal="topic_absent"' in out and "Not in the knowledge base" in out
+    assert "Topic found" not in out and "covers this topic" not in out, "the card never contradicts its rule"
+    assert "retrieval confidence 0.12 &lt; 0.20" in out and "seed 004" not in out
+    assert "Closest document — a weak match, not a source" in out and "Sources" not in out
+    assert "Evidence:" not in out and "aged 66 or over" not in out, "no sentence of it is quoted as support"
+
+
+def test_a_fact_absent_refusal_shows_where_the_topic_is_found_and_conditions_unknown_lists_them():
+    trace = rich_trace()
+    fact = Response("ABSTAIN", "I'm unable to answer this query. The topic is there but not the number.",
+                    "fact_absent", "rules", (WINTER_CITE,))
+    out = action.card_html(fact, _gate("low_sufficiency"), trace=trace)
+    assert 'data-refusal="fact_absent"' in out and "Topic found, fact missing" in out
+    assert "Where the topic is found (it does not state what was asked)" in out and "Winter Fuel Payment" in out
+    assert ">I'm unable to answer this query. The topic is there but not the number.<" in out.replace("&#x27;", "'")
+    asked = Response("ABSTAIN", "I already asked about everything still open.", "already_asked", "rules")
+    out = action.card_html(asked, _gate("missing_variables", "ASK"), trace=trace)
+    assert 'data-refusal="conditions_unknown"' in out and "Conditions unknown" in out
+    assert "Still unknown (the answer depends on it)" in out and "have lived in Calvera for 5 years" in out
+    assert "was asked already" in out and "ask the user about it" not in out, "the Why matches the refusal"
+    assert 'id="aw-whatif"' not in out, "the gate's thresholds do not decide a refusal to ask again"
 
 
 def test_card_headline_follows_the_response_kind():
-    assert action.headline(Response("ABSTAIN", "t", "topic_absent", "rules")) == "Not in the knowledge base"
-    assert action.headline(Response("ABSTAIN", "t", "fact_absent", "rules")) == "Topic found, fact missing"
+    assert action.headline(Response("ABSTAIN", "t", "topic_absent", "rules"), "topic_absent") == \
+        "Not in the knowledge base"
+    assert action.headline(Response("ABSTAIN", "t", "fact_absent", "rules"), "fact_absent") == \
+        "Topic found, fact missing"
     assert action.headline(Response("ASK", "t", "premise", "rules")) == "Clarification needed"
     assert action.headline(Response("ASK", "t", "which_one", "rules")) == "Which topic do you mean?"
     assert action.headline(Response("ANSWER", "t", "generated", "openai:m")) == "Generated answer"
     assert action.headline(Response("ANSWER", "t", "polarity", "rules")) == "Answer decided by your facts"
 
 
+def test_the_card_says_what_would_change_the_verdict():
+    from core.what_if import verdict_changes
+    trace = rich_trace(with_conditions=False)
+    decision = decide(trace)
+    changes = verdict_changes(trace)
+    out = action.card_html(Response("ANSWER", "£250.", "extractive", "extractive", (WINTER_CITE,)), decision,
+                           trace=trace, changes=changes)
+    line = re.search(r'<div id="aw-whatif"[^>]*>(.*?)</div>', out).group(1)
+    assert changes and changes[0].label.replace("<", "&lt;") in line and f"{changes[0].threshold:g}" in line
+
+
 def test_action_card_escapes_document_user_and_model_text():
     hostile = Response("ANSWER", f"The fee is £5. {XSS_IMG}", "generated", f"openai:{XSS_SCRIPT}",
                        (Citation("d#0", "d", f"Hostile {XSS_SCRIPT}", f"Due in May {XSS_IMG}"),),
                        warning=f"server said {XSS_SCRIPT}")
-    out = action.card_html(hostile, "default_answer")
+    out = action.card_html(hostile, _gate("default_answer", "ANSWER"))
     assert "<img" not in out and "<script" not in out
-    # the title and the warning once each, the backend twice (data-backend and "written by")
+    # the text and the cited sentence once each; the title, the warning and the backend (data-backend and
+    # "written by") carry the script
     assert out.count("&lt;img src=x onerror=alert(1)&gt;") == 2 and out.count("&lt;script&gt;") == 4
     assert 'data-action="ANSWER"' in out and 'data-backend="openai:&lt;script&gt;' in out
 
@@ -225,6 +296,20 @@ def test_graph_html_is_offline_seeded_and_escaped():
     assert '"shape": "diamond"' in page and '"borderDashes": [4, 3]' in page
 
 
+def test_relations_read_as_the_sentence_stated_them_not_as_lemma_keys():
+    labels = {"e": "Edith Marlowe", "t": "Tessby", "h": "Harlow Bridge"}
+    born = {"source": "e", "target": "t", "relation": "bear_in", "text": "Edith Marlowe was born in Tessby."}
+    designed = {"source": "h", "target": "e", "relation": "design_by", "text": "Harlow Bridge was designed by Edith Marlowe."}
+    assert graph.readable_relation(born, labels) == "born in"
+    assert graph.readable_relation(designed, labels) == "designed by"
+    # without a triple sentence that frames both labels, the key is at least spaced out
+    assert graph.readable_relation({"source": "e", "target": "t", "relation": "work_for"}, labels) == "work for"
+    page = graph.graph_html([{"id": k, "label": v, "kind": "entity", "category": "X"} for k, v in labels.items()],
+                            [born, designed])
+    assert '"label": "born in"' in page and '"label": "designed by"' in page and "bear_in" not in page
+    assert "#mynetwork{box-sizing:border-box}" in page, "the canvas' border fits inside the frame"
+
+
 def test_graph_colours_are_stable_per_category():
     assert graph.categories(GRAPH_NODES) == graph.categories(list(reversed(GRAPH_NODES)))
     assert set(graph.categories(GRAPH_NODES)) == {"Location", "Organisation"}
@@ -250,7 +335,7 @@ def _settings_page():
     st.write(render_settings())
 
 
-def test_every_setting_has_a_widget_of_its_kind_with_help_grouped_by_stage():
+def test_every_setting_has_a_widget_of_its_kind_with_help_in_its_group():
     at = AppTest.from_function(_settings_page).run()
     widgets = {w.key: w for w in list(at.sidebar.slider) + list(at.sidebar.toggle) + list(at.sidebar.selectbox)
                + list(at.sidebar.text_input)}
@@ -259,8 +344,24 @@ def test_every_setting_has_a_widget_of_its_kind_with_help_grouped_by_stage():
         kind = {"bool": "toggle", "choice": "selectbox", "text": "textinput"}.get(s.kind, "slider")
         assert type(w).__name__.lower() == kind, s.name
         assert s.help in w.help and w.value == s.default and "●" not in w.label
-    assert [e.label for e in at.sidebar.expander] == [
-        STAGE_TITLES[stage] for stage in settings.STAGES if any(s.stage == stage for s in settings.SETTINGS)]
+    titles = [e.label for e in at.sidebar.expander]
+    assert [t.split(" · ")[0] for t in titles] == [GROUP_TITLES[g] for g in settings.GROUPS]
+    assert titles[0] == f"Gate thresholds · {REGATE_MARK}", "the gate thresholds come first, and only re-gate"
+    assert titles[1].startswith(f"Retrieval and index · {REANALYSE_MARK}") and "re-index" in titles[1]
+
+
+def test_each_setting_has_one_group_and_only_gate_settings_regate_only():
+    """The groups come from the one declaration: a gate number is a threshold, a gate switch a rule,
+    the answer checks say so themselves; everything else re-analyses."""
+    for s in settings.SETTINGS:
+        assert s.group in settings.GROUPS, s.name
+        assert s.regates_only == (s.stage == "gate"), s.name
+    by_group = {g: {s.name for s in settings.SETTINGS if s.group == g} for g in settings.GROUPS}
+    assert {"conf_abstain", "sufficiency_min", "amb_max"} <= by_group["thresholds"]
+    assert {"rule_low_confidence", "gate_model"} <= by_group["rules"]
+    assert {"grounding_min", "rule_hedging", "rule_answer_grounding"} <= by_group["answer"]
+    assert {"top_k", "chunk_chars"} <= by_group["retrieval"] and "entail_keep" in by_group["evidence"]
+    assert "condition_entail" in by_group["conditions"]
 
 
 def test_changed_marker_reset_and_preset_round_trip():
@@ -334,6 +435,6 @@ def test_card_carries_the_question_and_a_digest_of_the_decision():
     assert a.action == b.action == "ANSWER"
     assert action.decision_digest(a) != action.decision_digest(b), "a moved threshold changes the digest"
     assert action.decision_digest(a) == action.decision_digest(decide(trace, {"sufficiency_min": 0.30}))
-    out = action.card_html(Response("ANSWER", "The payment is £250 a year.", "extractive", "extractive"), a.rule,
+    out = action.card_html(Response("ANSWER", "The payment is £250 a year.", "extractive", "extractive"), a,
                            f'Is "x" {XSS_SCRIPT}?', "d1")
     assert 'data-question="Is &quot;x&quot; &lt;script&gt;alert(1)&lt;/script&gt;?"' in out and 'data-decision="d1"' in out

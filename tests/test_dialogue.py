@@ -8,78 +8,28 @@ that settles nothing, the caches that keep retrieval and NLI from running again,
 from __future__ import annotations
 
 import io
-import zlib
 from dataclasses import replace
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from core import models
-from core.agents import AskAgent
-from core.dialogue import Dialogue, DialogueError, chat_main, clarification_question, decide_with_history
+from core.agents import clarification_question
+from core.cli import chat_main
+from core.dialogue import Dialogue, DialogueError, decide_with_history
 from core.gate import decide
-from core.pipeline import make_query
-from core.types import Abduction, Condition, Premise, Query, VariableState
-from core.variables import NO, YES, combine, still_open
-from core.voice import to_question, to_user_voice
-from tests.factories import signals
+from core.pipeline import Pipeline, make_query
+from core.types import Abduction, Premise
+from core.voice import to_question
+from tests.fakes import CONDITIONS, FakePipeline, RecordingModels
 from tests.ui_factories import rich_trace
 
-CONDITIONS = ("are aged 66 or over", "have lived in Calvera for 5 years", "have a household income below £20,000")
 QUESTION = "Can I get the Winter Fuel Payment?"
-
-
-def fake_embed(texts, batch_size: int = 32):
-    """Deterministic bag-of-words vectors (unit length) standing in for the sentence embedder."""
-    out = np.zeros((len(texts), 64), dtype="float32")
-    for i, text in enumerate(texts):
-        for word in text.lower().split():
-            out[i, zlib.crc32(word.strip("?.,").encode()) % 64] += 1.0
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.where(norms == 0, 1, norms)
-
-
-@pytest.fixture
-def no_embedder(monkeypatch):
-    monkeypatch.setattr(models, "embed", fake_embed)
-
-
-class FakePipeline:
-    """A pipeline over one hand-made trace whose conditions resolve like the variables stage's:
-    a yes/no reply to a condition's question establishes / contradicts it; "I am N" settles age."""
-
-    def __init__(self, conditions=CONDITIONS):
-        self.conditions = conditions
-        self.queries: list[Query] = []
-
-    def analyze(self, query, overrides=None):
-        self.queries.append(query)
-        base = rich_trace(question=query.question)
-        pid = base.passages[0].passage.id
-        conds = []
-        for text in self.conditions:
-            status, support = "missing", ""
-            for q, a in query.history:
-                if q == to_question(text) and (YES.match(a) or NO.match(a)):
-                    status, support = ("established" if YES.match(a) else "contradicted"), f"{q} {a}"
-                elif text.startswith("are aged") and a.startswith("I am ") and a[5:7].isdigit():
-                    status, support = ("established" if int(a[5:7]) >= 66 else "contradicted"), a
-            conds.append(Condition(text, to_user_voice(text), "bullet", pid, status, support,
-                                   method="history" if support else ""))
-        outcome = combine(conds)
-        missing = tuple(c.text for c in still_open(conds)) if outcome == "undetermined" else ()
-        known = tuple(c.text for c in conds if c.status == "established")
-        incompleteness = len(missing) / (len(known) + len(missing)) if known or missing else 0.0
-        variables = VariableState(known, tuple(conds), missing, incompleteness, outcome)
-        sig = signals(incompleteness=incompleteness, n_conditions=len(conds), n_missing=len(missing),
-                      n_contradicted=sum(c.status == "contradicted" for c in conds), condition_outcome=outcome)
-        return replace(base, query=query, variables=variables, signals=sig)
 
 
 # --- fast: the loop over a stand-in pipeline --------------------------------------------------
 
-def test_asks_each_condition_once_then_answers_yes(no_embedder):
+def test_asks_each_condition_once_then_answers_yes(fake_models):
     pipe = FakePipeline()
     d0 = Dialogue.start(pipe, QUESTION)
     assert d0.action == "ASK" and d0.current.question == to_question(CONDITIONS[0]) == "Are you aged 66 or over?"
@@ -97,7 +47,7 @@ def test_asks_each_condition_once_then_answers_yes(no_embedder):
     assert d0.turns[0].reply == "" and len(d0.turns) == 1, "answer() returned a new dialogue; the old one is unchanged"
 
 
-def test_a_contradicting_reply_gives_the_rules_negative_answer(no_embedder):
+def test_a_contradicting_reply_gives_the_rules_negative_answer(fake_models):
     d = Dialogue.start(FakePipeline(), QUESTION).answer("No, I'm 60")
     assert d.action == "ANSWER" and d.decision.rule == "conditions_failed" and d.decision.answer_polarity == "no"
     assert d.current.resolved[0].status == "contradicted" and d.done
@@ -105,7 +55,7 @@ def test_a_contradicting_reply_gives_the_rules_negative_answer(no_embedder):
         d.answer("yes")
 
 
-def test_a_reply_that_settles_nothing_is_said_so_and_the_next_question_differs(no_embedder):
+def test_a_reply_that_settles_nothing_is_said_so_and_the_next_question_differs(fake_models):
     d = Dialogue.start(FakePipeline(), QUESTION).answer("I'd rather not say")
     assert d.current.resolved == () and d.current.action == "ASK"
     assert d.current.note == "Your reply “I'd rather not say” did not settle “are aged 66 or over”."
@@ -117,12 +67,12 @@ def test_a_reply_that_settles_nothing_is_said_so_and_the_next_question_differs(n
     assert d.asked == CONDITIONS
 
 
-def test_a_free_text_fact_settles_a_condition_and_the_same_one_is_not_asked_again(no_embedder):
+def test_a_free_text_fact_settles_a_condition_and_the_same_one_is_not_asked_again(fake_models):
     d = Dialogue.start(FakePipeline(), QUESTION).answer("I am 70 next month")
     assert [c.text for c in d.current.resolved] == [CONDITIONS[0]] and d.current.target == CONDITIONS[1]
 
 
-def test_rewind_starts_over_or_edits_an_earlier_reply(no_embedder):
+def test_rewind_starts_over_or_edits_an_earlier_reply(fake_models):
     pipe = FakePipeline()
     d = Dialogue.start(pipe, QUESTION).answer("yes").answer("no")
     assert d.action == "ANSWER" and d.decision.answer_polarity == "no"
@@ -138,26 +88,22 @@ def test_rewind_starts_over_or_edits_an_earlier_reply(no_embedder):
         fresh.answer("   ")
 
 
-def test_regate_redecides_only_the_current_turn_without_analysing(no_embedder, monkeypatch):
-    import core.dialogue
-    agent_runs = []
-    monkeypatch.setattr(core.dialogue, "AskAgent", lambda generator=None, similarity=0.8: SimpleNamespace(
-        run=lambda trace, decision, abduction=None: agent_runs.append(decision.rule)
-        or AskAgent(generator, similarity).run(trace, decision, abduction)))
+def test_regate_redecides_only_the_current_turn_without_analysing():
     pipe = FakePipeline()
     d = Dialogue.start(pipe, QUESTION).answer("yes")
     loose = d.regate({"incompleteness_max": 0.9})
     assert len(pipe.queries) == 2 and loose.action == "ANSWER" and loose.turns[0] == d.turns[0]
     assert loose.regate({"incompleteness_max": 0.0}).current.question == d.current.question
-    runs = len(agent_runs)
+    runs = pipe.models.calls["embedder"]  # the ASK agent embeds what it checks against the history
     nudged = d.regate({"incompleteness_max": 0.1})  # still ASK by the same rule: the question stands
-    assert nudged.current.question == d.current.question and len(agent_runs) == runs
+    assert nudged.current.question == d.current.question, "no clarification written"
+    assert pipe.models.calls["embedder"] == runs
     rule = next(r for r in nudged.decision.rules if r.name == "missing_variables")
     assert rule.fired and rule.comparisons[0].threshold == 0.1
     assert loose.replay({"incompleteness_max": 0.0}).history == d.history
 
 
-def test_clarification_question_skips_what_was_asked_and_falls_back_to_the_template(no_embedder):
+def test_clarification_question_skips_what_was_asked_and_falls_back_to_the_template(fake_models):
     trace = rich_trace()
     decision = decide(trace)
     first = clarification_question(trace, decision)
@@ -170,7 +116,7 @@ def test_clarification_question_skips_what_was_asked_and_falls_back_to_the_templ
     assert clarification_question(odd, decide(odd)).text == "Regarding Winter Fuel Payment: could you specify ID?"
 
 
-def test_clarification_question_asks_what_abduction_named_until_it_was_asked(no_embedder):
+def test_clarification_question_asks_what_abduction_named_until_it_was_asked(fake_models):
     trace = rich_trace()
     premise = Premise("I am a resident of Calvera.", "missing_variable", status="about_user")
     trace = replace(trace, abduction=Abduction(True, 0.2, 0.5, (premise,), premise, "ask", "are a resident of Calvera"))
@@ -180,20 +126,21 @@ def test_clarification_question_asks_what_abduction_named_until_it_was_asked(no_
     assert (then.kind, then.target) == ("condition", "have lived in Calvera for 5 years"), "never asked twice"
 
 
-def test_a_turn_keeps_the_ask_agents_response_and_hears_the_repeat_similarity(no_embedder, monkeypatch):
-    import core.dialogue
-    heard = []
-    monkeypatch.setattr(core.dialogue, "AskAgent", lambda generator=None, similarity=0.8: SimpleNamespace(
-        run=lambda trace, decision, abduction=None: heard.append(similarity)
-        or AskAgent(generator, similarity).run(trace, decision, abduction)))
-    d = Dialogue.start(FakePipeline(), QUESTION, {"ask_repeat_similarity": 0.55})
-    assert heard == [0.55] and d.current.response.action == "ASK"
+def test_a_turn_keeps_the_ask_agents_response_and_hears_the_repeat_similarity(fake_models):
+    """A follow-up already in the history that resembles a condition's question ("older" for "over")
+    counts as asked at a low repeat similarity, not at a high one."""
+    query = make_query(QUESTION, history=[("Are you aged 66 or older?", "maybe")])
+    strict = Dialogue.start(FakePipeline(), query, {"ask_repeat_similarity": 0.55})
+    lenient = Dialogue.start(FakePipeline(), query, {"ask_repeat_similarity": 0.95})
+    assert (strict.current.target, lenient.current.target) == (CONDITIONS[1], CONDITIONS[0])
+    d = strict
+    assert d.current.response.action == "ASK"
     assert (d.current.response.text, d.current.response.backend) == (d.current.question, "rules")
     loose = d.answer("yes").regate({"incompleteness_max": 0.9})
     assert loose.action == "ANSWER" and loose.current.response is None, "the page writes the answer, not the turn"
 
 
-def test_decide_with_history_replays_sharc_turns(no_embedder):
+def test_decide_with_history_replays_sharc_turns(fake_models):
     pipe = FakePipeline()
     item = {"question": QUESTION, "scenario": "", "history": [
         {"follow_up_question": to_question(CONDITIONS[1]), "follow_up_answer": "Yes"},
@@ -208,49 +155,48 @@ def test_decide_with_history_replays_sharc_turns(no_embedder):
     assert single.action == "ASK"
 
 
-def test_chat_reads_replies_from_stdin_and_prints_each_turn(no_embedder, monkeypatch):
-    import core.pipeline
-    monkeypatch.setattr(core.pipeline, "Pipeline", lambda kb: FakePipeline())
+def test_chat_reads_replies_from_stdin_and_prints_each_turn(fake_models):
     out = io.StringIO()
     args = SimpleNamespace(question=QUESTION, scenario="")
-    assert chat_main(args, {}, kb=None, stdin=io.StringIO("yes\n\nno\nignored\n"), stdout=out) == 0
+    assert chat_main(args, {}, FakePipeline(), stdin=io.StringIO("yes\n\nno\nignored\n"), stdout=out) == 0
     text = out.getvalue()
     assert text.count("TURN ") == 3 and "TURN 0  ASK  ρ = 0.00" in text and "? Are you aged 66 or over?" in text
     assert "> no" in text and "TURN 2  ANSWER (no)" in text and "ignored" not in text
     out = io.StringIO()
-    chat_main(args, {}, kb=None, stdin=io.StringIO(""), stdout=out)
+    chat_main(args, {}, FakePipeline(), stdin=io.StringIO(""), stdout=out)
     assert out.getvalue().rstrip().endswith("(no more replies: the question is still open)")
+
+
+def test_chat_prints_each_turns_warnings_on_stderr_not_in_the_dialogue(fake_models, capsys):
+    class Warned(FakePipeline):
+        def analyze(self, query, overrides=None):
+            return replace(super().analyze(query, overrides), warnings=("generator server unreachable: the rules wrote it",))
+
+    out = io.StringIO()
+    chat_main(SimpleNamespace(question=QUESTION, scenario=""), {}, Warned(), stdin=io.StringIO("yes\n"), stdout=out)
+    err = capsys.readouterr().err
+    assert err.count("warning: generator server unreachable: the rules wrote it") == 2  # turn 0 and turn 1
+    assert "warning" not in out.getvalue() and "TURN 1" in out.getvalue()
 
 
 # --- real: the sample KB with the project's NLI model ---------------------------------------
 
-def embedded_texts(monkeypatch) -> list[list[str]]:
-    """Record every batch the embedder is given (retrieval embeds exactly [question])."""
-    seen: list[list[str]] = []
-    real = models.embed
-
-    def spy(texts, *args, **kwargs):
-        seen.append(list(texts))
-        return real(texts, *args, **kwargs)
-    monkeypatch.setattr(models, "embed", spy)
-    return seen
-
-
-def test_real_ask_each_condition_then_answer_yes_without_rerunning_retrieval_or_nli(sample_pipeline, monkeypatch):
+def test_real_ask_each_condition_then_answer_yes_without_rerunning_retrieval_or_nli(sample_kb, nli_model):
     """The Winter Fuel Payment has three conditions; "I am 72." may settle the age one. Every clarification
     targets a different open condition, each "Yes" settles the one asked, and the last turn answers yes."""
     question = "Am I eligible for the Winter Fuel Payment?"
-    d = Dialogue.start(sample_pipeline, make_query(question, "I am 72."))
+    recording = RecordingModels(models.DEFAULT)
+    d = Dialogue.start(Pipeline(sample_kb, recording), make_query(question, "I am 72."))
     assert d.action == "ASK" and d.decision.rule == "missing_variables", d.decision
     open_at_start = len(d.trace.variables.missing)
     assert open_at_start >= 2, d.trace.variables
-    seen = embedded_texts(monkeypatch)
-    nli_calls = models.CALLS["nli"]
+    seen = len(recording.embedded)
+    nli_calls = recording.calls["nli"]
     d = d.answer("Yes")
-    assert [question] not in seen, "retrieval embedded the question again"
+    assert [question] not in recording.embedded[seen:], "retrieval embedded the question again"
     assert d.trace.timings["retrieval"] == d.trace.timings["nli"] == d.trace.timings["evidence"] == 0.0, d.trace.timings
     assert d.trace.passages == d.turns[0].trace.passages and d.trace.nli == d.turns[0].trace.nli
-    assert models.CALLS["nli"] - nli_calls <= 1, "only the variables stage may call NLI (one batch)"
+    assert recording.calls["nli"] - nli_calls <= 1, "only the variables stage may call NLI (one batch)"
     while d.action == "ASK" and len(d.turns) <= open_at_start:
         d = d.answer("Yes")
     asked = [t.target for t in d.turns[:-1]]

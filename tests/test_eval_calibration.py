@@ -10,10 +10,12 @@ import pytest
 
 from core import settings
 from core.evaluation import metrics as M
-from core.evaluation.calibration import (GATE_SETTINGS, Objective, SignalTable, compile_rules, grid, regate,
-                                         save_suggestion, suggest_thresholds, sweep, sweep_2d)
-from core.evaluation.learned_gate import LearnedGate, cross_validate
+from core.evaluation.calibration import (GATE_SETTINGS, Objective, grid, save_suggestion, suggest_thresholds, sweep,
+                                         sweep_2d)
+from core.evaluation.learned_gate import cross_validate, fit_learned_gate
 from core.gate import RULE_NAMES, decide_signals
+from core.gate.learned import LearnedGate
+from core.gate.table import SignalTable, compile_rules, regate
 from core.types import ACTIONS
 from tests.factories import signals
 
@@ -164,7 +166,7 @@ def noisy_three_way(n: int, seed: int = 0):
 @pytest.mark.parametrize("calibration", ["isotonic", "platt"])
 def test_learned_gate_fits_and_json_round_trip(tmp_path, calibration):
     table, gold, sigs = noisy_three_way(600)
-    gate = LearnedGate.fit(table, gold, calibration=calibration)
+    gate = fit_learned_gate(table, gold, calibration=calibration)
     codes, probs = gate.predict(table)
     assert np.allclose(probs.sum(axis=1), 1) and (probs >= 0).all()
     assert M.macro_f1(gold, codes) > 0.8
@@ -181,7 +183,8 @@ def test_learned_gate_fits_and_json_round_trip(tmp_path, calibration):
 
 def test_isotonic_calibration_matches_sklearn():
     from sklearn.isotonic import IsotonicRegression
-    from core.evaluation.learned_gate import _apply_calibrator, _fit_calibrator
+    from core.evaluation.learned_gate import _fit_calibrator
+    from core.gate.learned import _apply_calibrator
     rng = np.random.default_rng(0)
     p = rng.random(300)
     y = rng.random(300) < p
@@ -196,7 +199,7 @@ def test_learned_gate_out_of_fold_and_two_classes():
     codes, probs = cross_validate(table, gold, folds=4)
     assert M.macro_f1(gold, codes) > 0.75
     two = np.where(gold == "ABSTAIN", "ABSTAIN", "ANSWER")  # ContractNLI: no gold ASK
-    gate = LearnedGate.fit(table, two)
+    gate = fit_learned_gate(table, two)
     c, p = gate.predict(table)
     assert gate.classes == ("ANSWER", "ABSTAIN") and (p[:, ACTIONS.index("ASK")] == 0).all()
     assert set(np.unique(c)) <= {0, 2}
@@ -204,8 +207,8 @@ def test_learned_gate_out_of_fold_and_two_classes():
 
 def test_precision_floor_trades_coverage_for_precision():
     table, gold, _ = noisy_three_way(600, seed=2)
-    free = LearnedGate.fit(table, gold, decision="argmax")
-    floored = LearnedGate.fit(table, gold, decision="argmax", precision_floor=0.97)
+    free = fit_learned_gate(table, gold, decision="argmax")
+    floored = fit_learned_gate(table, gold, decision="argmax", precision_floor=0.97)
     assert free.answer_threshold is None and floored.answer_threshold is not None
     c_free, c_floor = free.predict(table)[0], floored.predict(table)[0]
     answered_free, answered_floor = c_free == 0, c_floor == 0
@@ -221,12 +224,12 @@ def test_learned_gate_load_errors(tmp_path):
     with pytest.raises(ValueError, match="damaged"):
         LearnedGate.load(tmp_path / "y.json")
     with pytest.raises(ValueError, match="two actions"):
-        LearnedGate.fit(SignalTable.from_signals([signals()] * 4), ["ANSWER"] * 4)
+        fit_learned_gate(SignalTable.from_signals([signals()] * 4), ["ANSWER"] * 4)
 
 
 def test_context_features_and_a_gate_that_reads_them():
     from dataclasses import replace
-    from core.evaluation.calibration import context_features
+    from core.gate.table import context_features
     from core.types import Condition, Query
     from tests.factories import trace
     rng = np.random.default_rng(4)
@@ -245,7 +248,7 @@ def test_context_features_and_a_gate_that_reads_them():
                                       "ctx:history_no": sum(a == "No" for _, a in rich.query.history),
                                       "ctx:scenario_words": 5.0, "ctx:established": 1.0}
     table = SignalTable.from_traces(traces)
-    gate = LearnedGate.fit(table, gold)
+    gate = fit_learned_gate(table, gold)
     assert M.macro_f1(gold, gate.predict(table)[0]) > 0.95
     assert [gate.decide(t)[0] for t in traces[:10]] == gold[:10]
     with pytest.raises(ValueError, match="give it the whole Trace"):
@@ -276,7 +279,7 @@ def test_gate_model_setting_lets_a_learned_gate_decide(tmp_path):
         inc = float(rng.random())
         traces.append(replace(trace(signals(incompleteness=inc)), query=Query(f"Can I get it {k}?")))
         gold.append("ASK" if inc > 0.5 else "ANSWER")
-    LearnedGate.fit(SignalTable.from_traces(traces), gold).save(tmp_path / "gate.json")
+    fit_learned_gate(SignalTable.from_traces(traces), gold).save(tmp_path / "gate.json")
     values = {"gate_model": "learned", "learned_gate_file": str(tmp_path / "gate.json"), "incompleteness_max": 0.9}
     asking = next(t for t, g in zip(traces, gold) if g == "ASK" and t.signals.incompleteness > 0.7)
     by_rules = decide(asking, {"incompleteness_max": 0.9})
@@ -291,7 +294,7 @@ def test_gate_model_setting_lets_a_learned_gate_decide(tmp_path):
 
 def test_evidence_features_are_the_strongest_passage_scores():
     from dataclasses import replace
-    from core.evaluation.calibration import evidence_features
+    from core.gate.table import evidence_features
     from core.types import NliScores, PassageNli
     from tests.factories import trace
     t = replace(trace(), nli=(PassageNli("doc#0", NliScores(0.2, 0.1, 0.7), 0),

@@ -16,11 +16,11 @@ import pytest
 from core import models, settings
 from core.evaluation import cli as eval_cli
 from core.evaluation import metrics as M
-from core.evaluation.calibration import regate
 from core.evaluation.importers import Dataset, LabelledItem, load_dataset
-from core.evaluation.learned_gate import LearnedGate
 from core.evaluation.runner import (BatchRunner, documents_key, evaluate, kb_folder,
                                     prediction_records)
+from core.gate.learned import LearnedGate
+from core.gate.table import regate
 from tests.factories import signals, trace
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -83,7 +83,7 @@ def fake(tmp_path):
             opened.append(Path(folder))
             return FakeKB(Path(folder))
         return BatchRunner(values, tmp_path / "cache", show_bar=False, open_kb=open_kb,
-                           make_pipeline=lambda kb: FakePipeline(kb, **pipeline_kwargs))
+                           make_workbench=lambda kb: FakePipeline(kb, **pipeline_kwargs))
     make.opened = opened
     return make
 
@@ -182,7 +182,7 @@ def _prefill(tmp_path, path: Path, fmt: str = "sharc") -> Path:
     """Fill the trace cache for a file with the fake pipeline, so the CLI needs no model."""
     FakePipeline.calls = 0
     BatchRunner(None, tmp_path / "cache", show_bar=False, open_kb=lambda f, v: FakeKB(Path(f)),
-                make_pipeline=FakePipeline).run(load_dataset(fmt, path))
+                make_workbench=FakePipeline).run(load_dataset(fmt, path))
     return tmp_path / "cache"
 
 
@@ -322,9 +322,10 @@ def test_code_stamp_follows_the_code_the_pipeline_imports(tmp_path, monkeypatch)
 
 def test_real_analysis_modules_include_the_stages():
     from core.evaluation.runner import analysis_modules
-    names = {p.name for p in analysis_modules()}
-    assert {"pipeline.py", "nli.py", "retrieval.py", "signals.py", "kb.py"} <= names
-    assert not names & {"gate.py", "cli.py", "settings.py"}
+    names = {p.relative_to(models.PROJECT_ROOT / "core").as_posix() for p in analysis_modules()}
+    assert {"pipeline.py", "nli.py", "retrieval.py", "signals.py", "text.py", "kb/__init__.py", "kb/index.py",
+            "kb/readers.py"} <= names
+    assert not names & {"gate/__init__.py", "gate/rules.py", "cli.py", "settings.py", "service.py", "agents.py"}
 
 
 def test_predicted_evidence_prefers_the_evidence_selection():

@@ -44,7 +44,7 @@ def fake_run(tmp_path):
     dataset = Dataset(items=items, format="sharc", path=str(tmp_path / "fake.json"), setting="reading",
                       all_documents=(DOC,), total=len(items))
     runner = BatchRunner(None, tmp_path / "cache", show_bar=False, open_kb=lambda f, v: FakeKB(Path(f)),
-                         make_pipeline=FakePipeline)
+                         make_workbench=FakePipeline)
     run = runner.run(dataset)
     FakePipeline.calls = 0
     return run
@@ -116,7 +116,8 @@ def test_suggested_thresholds_apply_to_the_sliders(fake_run):
     assert metric(at, "Macro-F1") == pytest.approx(found.in_sample["macro_f1"], abs=5e-4)
 
 
-def test_an_item_opens_on_inspect_with_its_scenario_and_kb(fake_run):
+def test_an_item_opens_on_inspect_with_its_scenario_and_kb(fake_run, tmp_path, monkeypatch):
+    monkeypatch.setenv("AW_ALLOWED_ROOTS", str(tmp_path))  # the fake run's KBs live under tmp_path
     at = page_with(fake_run)
     item = next(i for i in fake_run.items if i.scenario)
     at.session_state["aw_eval_open"] = item.id  # what the row's "Open on Inspect" button sets
@@ -138,7 +139,8 @@ def test_item_filters():
     assert len(ev.filter_rows(rows)) == 3
 
 
-def test_a_malformed_or_missing_file_says_what_is_wrong(tmp_path):
+def test_a_malformed_or_missing_file_says_what_is_wrong(tmp_path, monkeypatch):
+    monkeypatch.setenv("AW_ALLOWED_ROOTS", str(tmp_path))
     bad = tmp_path / "broken.json"
     bad.write_text('[{"utterance_id": "u1", "snippet": "x"')
     at = AppTest.from_file(EVALUATE, default_timeout=60).run()
@@ -151,6 +153,79 @@ def test_a_malformed_or_missing_file_says_what_is_wrong(tmp_path):
     at.text_input(key="aw_eval_path").input(str(tmp_path / "absent.json")).run()
     at.button(key="aw_eval_go").click().run()
     assert "no such file" in at.error[0].value and not at.exception
+
+
+def test_a_file_outside_the_allowed_roots_is_not_read(tmp_path, monkeypatch):
+    """Issue 13 item 6: "a file on this machine" read any path the browser typed."""
+    monkeypatch.delenv("AW_ALLOWED_ROOTS", raising=False)
+    secret = tmp_path / "secret.json"
+    secret.write_text("[]")
+    at = AppTest.from_file(EVALUATE, default_timeout=60).run()
+    at.selectbox(key="aw_eval_source").set_value("A file on this machine").run()
+    for typed in (str(secret), "/etc/passwd", "../../etc/passwd"):
+        at.text_input(key="aw_eval_path").input(typed).run()
+        assert "outside the folders this server may use" in at.error[0].value and "AW_ALLOWED_ROOTS" in \
+            at.error[0].value
+        assert at.button(key="aw_eval_go").disabled, "nothing to analyse"
+    monkeypatch.setenv("AW_ALLOWED_ROOTS", str(tmp_path))
+    at.text_input(key="aw_eval_path").input(str(secret) + " ").run()
+    assert not at.error and not at.button(key="aw_eval_go").disabled, "an allowed root opens"
+
+
+def test_the_open_tab_stays_open_after_suggesting_thresholds_and_filtering_items(fake_run):
+    """Issue 13 item 5: "Suggest thresholds" and the Items filter threw the user back to Overview."""
+    at = page_with(fake_run)
+    at.session_state["aw_eval_tab"] = "Calibrate"
+    at.run()
+    at.multiselect(key="aw_eval_params").set_value(["incompleteness_max"]).run()
+    at.button(key="aw_eval_suggest").click().run()
+    assert at.session_state["aw_eval_tab"] == "Calibrate" and at.session_state["aw_eval_suggestion"]
+    at.session_state["aw_eval_tab"] = "Items"
+    at.run()
+    at.multiselect(key="aw_eval_f_gold").set_value(["ASK"]).run()
+    at.toggle(key="aw_eval_f_wrong").set_value(True).run()
+    assert at.session_state["aw_eval_tab"] == "Items" and not at.exception
+
+
+def test_apply_says_when_the_suggestion_scores_worse_than_the_current_sliders(fake_run):
+    at = page_with(fake_run)
+    at.multiselect(key="aw_eval_params").set_value(["incompleteness_max", "sufficiency_min"]).run()
+    at.button(key="aw_eval_suggest").click().run()
+    stored = at.session_state["aw_eval_suggestion"]
+    goal, found = stored["goal"], stored["suggestion"]
+    suggested = goal.score(np.asarray(found.out_of_fold["confusion"]["matrix"]))
+    # Move the sliders to the suggestion's own in-sample optimum: the out-of-fold figure cannot beat it.
+    for name, value in found.changed.items():
+        at.sidebar.slider(key=f"aw_set_{name}").set_value(value).run()
+    current = goal.score(np.asarray(M.action_metrics(fake_run.gold, regate(
+        fake_run.table, at.session_state["aw_values"]).codes)["confusion"]["matrix"]))
+    apply = at.button(key="aw_eval_apply")
+    if suggested < current:
+        assert apply.label == "Apply to the sliders (they score worse)"
+        assert any("score worse than the sliders' current ones" in w.value and f"{current:.3f}" in w.value
+                   for w in at.warning)
+    else:
+        assert apply.label == "Apply to the sliders" and not any("score worse" in w.value for w in at.warning)
+    assert suggested <= current + 1e-9, "in-sample best is at least the out-of-fold estimate here"
+
+
+def test_the_heatmap_prints_tick_values_and_keeps_its_titles_clear():
+    grid = {"metric": "macro_f1", "x": "amb_max", "y": "sufficiency_min", "x_values": [i / 25 for i in range(26)],
+            "y_values": [i / 25 for i in range(26)], "z": [[0.5] * 26 for _ in range(26)], "current": (0.24, 0.19)}
+    fig = ev.heatmap_figure(grid)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.automargin and axis.showticklabels and len(axis.tickvals) >= 5
+        assert list(axis.ticktext)[:2] == ["0.00", "0.20"] and axis.title.standoff > 0
+
+
+def test_the_time_estimate_comes_from_the_measured_rate(tmp_path):
+    rate = tmp_path / "rate.json"
+    assert ev.measured_rate(rate) is None and "no analysis has been timed" in ev.duration_text(72, None)
+    ev.record_rate(rate, items=12, seconds=60.0)  # 5 s per item
+    assert ev.measured_rate(rate) == pytest.approx(5.0)
+    assert ev.duration_text(72, 5.0).startswith("about 6 minutes (5.0 s per item")
+    ev.record_rate(rate, items=0, seconds=3.0)  # a run served from the cache measures nothing
+    assert ev.measured_rate(rate) == pytest.approx(5.0)
 
 
 def test_real_run_on_sample_questions(nli_model, tmp_path, monkeypatch):

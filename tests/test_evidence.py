@@ -7,7 +7,7 @@ import pytest
 
 from core import models
 from core.evidence import EVIDENCE_CLOSE, EVIDENCE_OPEN, EvidenceSelection, EvidenceSelector
-from core.kb import split_sentences
+from core.text import split_sentences
 from core.types import Passage, RetrievedPassage, from_dict, to_dict
 
 TEXTS = {
@@ -135,3 +135,57 @@ def test_bad_input_is_refused_with_a_message():
         EvidenceSelector(max_sentences=0)
     with pytest.raises(ValueError, match="min_alignment"):
         EvidenceSelector(min_alignment=1.5)
+
+
+# --- answer-bearing sentences (issue 15 item 4), real sample-KB text and the real spaCy parse ------
+
+from core.evidence import answer_candidates, answer_value  # noqa: E402
+
+ENCYCLOPEDIA = __import__("pathlib").Path(__file__).resolve().parent.parent / "sample_kb" / "documents"
+
+
+def doc_sentences(relative: str) -> tuple[list[str], str]:
+    text = (ENCYCLOPEDIA / relative).read_text()
+    title = text.splitlines()[0].lstrip("# ").strip()
+    return [s.text for s in split_sentences(text) if not s.text.startswith("#")], title
+
+
+@pytest.mark.parametrize("question, answer_type, value", [
+    ("When did the Harlow Bridge open to traffic?", "DATE", "14 May 1958"),
+    ("When did construction of the Harlow Bridge begin?", "DATE", "April 1954"),
+    ("Who designed the Harlow Bridge?", "PERSON", "Edith Marlowe"),
+])
+def test_the_value_asked_for_is_the_one_nearest_the_asked_relation(question, answer_type, value):
+    sentences, title = doc_sentences("encyclopedia/harlow_bridge.md")
+    found = answer_value(question, answer_type, sentences, [title] * len(sentences))
+    assert found is not None and found.value == value
+    assert value in sentences[found.index]  # the cited sentence holds the value
+
+
+@pytest.mark.parametrize("question, answer_type, document", [
+    ("How many robots does Orrin Robotics make?", "NUMBER", "contracts/orrin_kestrel_nda.md"),
+    ("What is the population of Tessby?", "NUMBER", "encyclopedia/tessby.md"),
+    ("What is the ticket price for the Brightwater Festival?", "MONEY", "encyclopedia/brightwater_festival.md"),
+])
+def test_no_value_of_the_asked_kind_means_no_answer_found(question, answer_type, document):
+    """Tessby's page has years and distances, the festival's a ticket count, the NDA no robot count."""
+    sentences, title = doc_sentences(document)
+    assert answer_value(question, answer_type, sentences, [title] * len(sentences)) is None
+
+
+def test_another_entitys_number_is_not_the_answer():
+    sentences = ["Harlow has a population of 21,000.", "Tessby is a fishing town on the east coast."]
+    assert answer_value("What is the population of Tessby?", "NUMBER", sentences, ["Harlow", "Tessby"]) is None
+    assert answer_value("What is the population of Harlow?", "NUMBER", sentences,
+                        ["Harlow", "Tessby"]).value == "21,000"
+
+
+def test_candidates_put_the_best_sentence_first_then_by_shared_words():
+    order = answer_candidates("When did the bridge open?",
+                              [("B.", ["A cat.", "B.", "The bridge opened in 1958."])])
+    assert order == [(0, "B."), (0, "The bridge opened in 1958."), (0, "A cat.")]
+
+
+def test_one_title_per_sentence_is_required():
+    with pytest.raises(ValueError, match="one title per sentence"):
+        answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a", "b"])

@@ -1,10 +1,11 @@
 """The gate is a pure function of signals and thresholds: rule order, switches, comparisons."""
 import json
+from pathlib import Path
 
 import pytest
 
 from core import models, settings
-from core.gate import RULE_NAMES, decide
+from core.gate import RULE_NAMES, RULES, compare, decide, decide_signals
 from core.types import Decision, Trace, from_dict, to_dict
 from tests.factories import signals, trace
 
@@ -95,15 +96,14 @@ def test_disabled_rule_is_reported_but_never_fires():
     assert not amb.enabled and not amb.fired and d.action == "ANSWER"
 
 
-def test_decide_makes_no_model_call(monkeypatch):
-    def boom(*a, **k):
-        raise AssertionError("decide() called a model")
-    monkeypatch.setattr(models, "get_embedder", boom)
-    monkeypatch.setattr(models, "get_spacy", boom)
-    before = dict(models.CALLS)
-    for amb in (0.1, 0.5, 0.9):
-        decide(trace(signals(ambiguity=0.6)), {"amb_max": amb})
-    assert models.CALLS == before
+def test_decide_makes_no_model_call():
+    class NoModels(models.Models):
+        def load(self, role, loader):
+            raise AssertionError(f"decide() loaded the {role} model")
+    with models.using(NoModels()) as in_use:
+        for amb in (0.1, 0.5, 0.9):
+            decide(trace(signals(ambiguity=0.6)), {"amb_max": amb})
+    assert in_use.calls == {"embedder": 0, "spacy": 0, "nli": 0}
 
 
 def test_trace_and_decision_round_trip_through_json():
@@ -118,3 +118,63 @@ def test_every_gate_rule_has_a_switch_and_every_threshold_is_declared():
     for name in RULE_NAMES:
         assert f"rule_{name}" in settings.BY_NAME
     assert set(settings.gate_values(settings.defaults())) >= {"conf_min", "coverage_min", "amb_max"}
+
+
+def test_importing_the_gate_loads_nothing_above_it():
+    """The gate is a leaf of core: types and settings only, so the learned gate cannot drag in
+    evaluation (scikit-learn), the agents, the knowledge base or the pipeline (and their models)."""
+    import subprocess
+    import sys
+    code = ("import sys, core.gate, core.gate.learned, core.gate.table; "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('core'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    assert "core.gate.learned" in loaded
+    above = [m for m in loaded if m.split(".")[:2] in (["core", "evaluation"], ["core", "agents"], ["core", "kb"],
+                                                        ["core", "pipeline"], ["core", "models"])]
+    assert above == [], f"import core.gate loads {above}"
+    assert set(loaded) <= {"core", "core.gate", "core.gate.rules", "core.gate.table", "core.gate.learned",
+                           "core.settings", "core.types"}, loaded
+
+
+@pytest.mark.parametrize("op, holds", [("<", [True, False, False]), ("<=", [True, True, False]),
+                                       ("==", [False, True, False]), (">=", [False, True, True]),
+                                       (">", [False, False, True])])
+def test_every_operator_compares_as_written(op, holds):
+    """One comparison for the gate and the answer-level checks; each operator means itself."""
+    assert [compare("x", value, op, 0.5).holds for value in (0.4, 0.5, 0.6)] == holds
+    with pytest.raises(ValueError, match="operator"):
+        compare("x", 0.5, "=>", 0.5)
+
+
+# --- the calibrated rules (issue 15) ------------------------------------------------------------
+
+CALIBRATED = {"rule_topic_absent": True, "rule_several_referents": True, "rule_condition_open": True,
+              "rule_fact_absent": True, "topic_min": 0.5, "referents_min": 2, "open_max": 0.5, "fact_min": 0.5}
+
+
+@pytest.mark.parametrize("change, action, rule", [
+    ({"p_topic": 0.2}, "ABSTAIN", "topic_absent"),
+    ({"n_referents": 2}, "ASK", "several_referents"),
+    ({"p_open": 0.8}, "ASK", "condition_open"),
+    ({"p_fact": 0.3}, "ABSTAIN", "fact_absent"),
+    ({"p_topic": 0.2, "n_referents": 3}, "ABSTAIN", "topic_absent"),  # no topic, no referents to choose
+])
+def test_each_calibrated_probability_decides_through_its_own_rule(change, action, rule):
+    decision = decide_signals(signals(**change), {**settings.defaults(), **CALIBRATED})
+    assert (decision.action, decision.rule) == (action, rule)
+    fired = next(r for r in decision.rules if r.name == rule)
+    assert all(c.holds for c in fired.comparisons)
+
+
+def test_a_failed_condition_answers_no_before_an_open_one_is_asked():
+    s = signals(p_open=0.9, n_contradicted=1, condition_outcome="failed", n_conditions=2)
+    decision = decide_signals(s, {**settings.defaults(), **CALIBRATED})
+    assert (decision.action, decision.rule, decision.answer_polarity) == ("ANSWER", "conditions_failed", "no")
+
+
+def test_every_abstain_rule_says_whether_the_topic_or_the_fact_is_absent():
+    from core.gate import FACT_ABSENT_RULES, TOPIC_ABSENT_RULES
+    abstaining = {name for name, action, _, _ in RULES if action == "ABSTAIN"} | {"no_passages"}
+    assert abstaining <= TOPIC_ABSENT_RULES | FACT_ABSENT_RULES
+    assert not TOPIC_ABSENT_RULES & FACT_ABSENT_RULES

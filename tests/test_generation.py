@@ -64,13 +64,6 @@ def test_make_backend_needs_a_configured_url_for_a_server(monkeypatch):
     assert make_backend("openai").id == "openai:tiny@http://127.0.0.1:9/v1"
 
 
-def test_cache_is_bounded():
-    cache = generation._Cache(size=2)
-    for i in range(3):
-        cache.put(str(i), f"text {i}")
-    assert len(cache) == 2 and cache.get("0") is None and cache.get("2") == "text 2"
-
-
 # --- OpenAI-compatible server (local stub) -----------------------------------------------
 
 def test_server_reply_is_used_labelled_and_cached(monkeypatch):

@@ -1,4 +1,4 @@
-"""Ingestion, chunking and the persisted incremental index (core/kb.py).
+"""Ingestion, chunking and the persisted incremental index (core/kb/).
 
 Most tests use a small deterministic bag-of-words embedder so they are fast and can count embed
 calls; the real embedder is exercised end to end in test_retrieval.py.
@@ -6,15 +6,15 @@ calls; the real embedder is exercised end to end in test_retrieval.py.
 from __future__ import annotations
 
 import json
-import zlib
 
 import numpy as np
 import pytest
 
-from core import kb as kb_module
-from core import models
-from core.kb import (EMBED_BATCH, Document, KnowledgeBase, KnowledgeBaseError, chunk_document, read_documents,
-                     sentence_kind, split_sentences, tokenize)
+from core.kb import index as kb_index
+from core import cli, models
+from core.kb import EMBED_BATCH, Document, KnowledgeBase, KnowledgeBaseError, chunk_document, read_documents
+from core.text import sentence_kind, split_sentences
+from tests.fakes import FakeModels
 
 CARERS = """# Carer's Allowance
 
@@ -46,33 +46,12 @@ Garden waste is collected from March to November if you pay the annual charge.
 """
 
 
-class FakeEmbedder:
-    """Hashed bag-of-words vectors, L2-normalised like the real ones; counts calls and texts."""
-    dim = 64
-
-    def __init__(self, fail_on_call: int | None = None):
-        self.calls = 0
-        self.texts = 0
-        self.fail_on_call = fail_on_call
-
-    def __call__(self, texts, batch_size=64):
-        self.calls += 1
-        if self.fail_on_call is not None and self.calls >= self.fail_on_call:
-            raise RuntimeError("simulated crash while embedding")
-        self.texts += len(texts)
-        out = np.zeros((len(texts), self.dim), dtype="float32")
-        for i, text in enumerate(texts):
-            for token in tokenize(text):
-                out[i, zlib.crc32(token.encode()) % self.dim] += 1.0
-        out[:, 0] += 1e-3  # no all-zero rows
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
 @pytest.fixture
-def fake_embed(monkeypatch):
-    fake = FakeEmbedder()
-    monkeypatch.setattr(models, "embed", fake)
-    return fake
+def fake_embed():
+    """Hashed bag-of-words embeddings (``tests.fakes.FakeModels``) for the KB built in the test."""
+    fake = FakeModels()
+    with models.using(fake):
+        yield fake
 
 
 @pytest.fixture
@@ -323,7 +302,7 @@ def test_build_writes_a_complete_index_that_loads(kb_dir, fake_embed):
 
     loaded = KnowledgeBase.load(kb_dir)
     assert loaded.passages == kb.passages and loaded.fingerprint == kb.fingerprint
-    assert loaded.embeddings.dtype == np.float32 and loaded.embeddings.shape == (len(kb.passages), FakeEmbedder.dim)
+    assert loaded.embeddings.dtype == np.float32 and loaded.embeddings.shape == (len(kb.passages), FakeModels.dim)
     assert np.allclose(np.linalg.norm(loaded.embeddings, axis=1), 1.0, atol=1e-5)
     p = loaded.passage("passport#0")
     assert p.source == "passport.md" and loaded.documents["passport"].text[p.start:p.end] == p.text
@@ -370,7 +349,7 @@ def test_incremental_reindex_embeds_only_what_changed(kb_dir, fake_embed):
     assert third._dense.ntotal == len(third.passages)
 
 
-def test_changed_chunking_or_embedder_re_embeds_everything(kb_dir, fake_embed, monkeypatch):
+def test_changed_chunking_or_embedder_re_embeds_everything(kb_dir, fake_embed):
     KnowledgeBase.build(kb_dir, {"chunk_chars": 300})
     rechunked = KnowledgeBase.build(kb_dir, {"chunk_chars": 1000})
     assert rechunked.stats["embedded_passages"] == len(rechunked.passages)
@@ -382,10 +361,8 @@ def test_changed_chunking_or_embedder_re_embeds_everything(kb_dir, fake_embed, m
     rows, _ = hnsw.dense_search(hnsw.embeddings[1], 2)
     assert rows[0] == 1
 
-    real_source = models.role_source
-    monkeypatch.setattr(models, "role_source",
-                        lambda role: "/models/other-embedder" if role == "embedder" else real_source(role))
-    other = KnowledgeBase.build(kb_dir, {"chunk_chars": 1000})
+    with models.using(FakeModels(embedder="/models/other-embedder")):
+        other = KnowledgeBase.build(kb_dir, {"chunk_chars": 1000})
     assert other.stats["embedded_passages"] == len(other.passages)
     assert other.manifest["embedder"] == "/models/other-embedder"
 
@@ -402,23 +379,20 @@ def test_problems_are_kept_and_re_reported_for_unchanged_files(kb_dir, fake_embe
     assert KnowledgeBase.load(kb_dir).problems == kb.problems
 
 
-def test_crash_mid_build_leaves_the_previous_index_intact(kb_dir, monkeypatch):
-    monkeypatch.setattr(models, "embed", FakeEmbedder())
+def test_crash_mid_build_leaves_the_previous_index_intact(kb_dir, fake_embed, monkeypatch):
     before = KnowledgeBase.build(kb_dir, {"chunk_chars": 200})
     # enough new text for several embedding batches; the second batch crashes
     (kb_dir / "big.md").write_text("\n\n".join(f"## Band {n}\n\nCouncil tax band {n} applies." for n in range(600)))
     big = next(d for d in read_documents(kb_dir)[0] if d.id == "big")
     assert len(chunk_document(big, 200, 1)) > 2 * EMBED_BATCH
-    monkeypatch.setattr(models, "embed", FakeEmbedder(fail_on_call=2))
-    with pytest.raises(RuntimeError, match="simulated crash"):
+    with models.using(FakeModels(fail_on_embed_call=2)), pytest.raises(RuntimeError, match="simulated crash"):
         KnowledgeBase.build(kb_dir, {"chunk_chars": 200})
     after = KnowledgeBase.load(kb_dir)
     assert after.fingerprint == before.fingerprint and after.passages == before.passages
     assert [p.name for p in kb_dir.iterdir() if p.name.startswith(".index")] == [".index"]
 
     # a crash while the new index is being written (after embeddings and FAISS, before BM25)
-    monkeypatch.setattr(models, "embed", FakeEmbedder())
-    monkeypatch.setattr(kb_module, "_bm25", lambda texts: (_ for _ in ()).throw(OSError("disk full")))
+    monkeypatch.setattr(kb_index, "build_bm25", lambda texts: (_ for _ in ()).throw(OSError("disk full")))
     with pytest.raises(OSError, match="disk full"):
         KnowledgeBase.build(kb_dir, {"chunk_chars": 200})
     after = KnowledgeBase.load(kb_dir)
@@ -446,9 +420,9 @@ def test_damaged_index_raises_a_clear_error(kb_dir, fake_embed):
 
 def test_open_loads_when_up_to_date_and_rebuilds_otherwise(kb_dir, fake_embed):
     built = KnowledgeBase.open(kb_dir, {"chunk_chars": 300})
-    calls = fake_embed.calls
+    calls = fake_embed.calls["embedder"]
     same = KnowledgeBase.open(kb_dir, {"chunk_chars": 300, "top_k": 9})  # non-index settings are ignored
-    assert fake_embed.calls == calls and same.fingerprint == built.fingerprint
+    assert fake_embed.calls["embedder"] == calls and same.fingerprint == built.fingerprint
     (kb_dir / "bin_collections.txt").write_text(BINS + "Bulky items need a booking.\n")
     changed = KnowledgeBase.open(kb_dir, {"chunk_chars": 300})
     assert changed.fingerprint != built.fingerprint and changed.stats["embedded_passages"] >= 1
@@ -462,3 +436,15 @@ def test_text_of_stopwords_only_still_indexes(tmp_path, fake_embed):
     (tmp_path / "it.txt").write_text("It is what it is.")
     kb = KnowledgeBase.build(tmp_path)
     assert len(kb.passages) == 1 and not kb.bm25_scores("what is it").any()
+
+
+def test_index_command_says_when_nothing_was_rebuilt(kb_dir, fake_embed, capsys):
+    assert cli.main(["index", str(kb_dir)]) == 0
+    first = capsys.readouterr().out
+    assert first.startswith("indexed ") and "embedded_passages" in first
+    assert cli.main(["index", str(kb_dir)]) == 0
+    again = capsys.readouterr().out
+    assert "is up to date" in again and "nothing to do" in again and "embedded_passages" not in again
+    (kb_dir / "passport.md").write_text(PASSPORT + "Children's passports last 5 years.\n")
+    assert cli.main(["index", str(kb_dir)]) == 0
+    assert capsys.readouterr().out.startswith("indexed ")

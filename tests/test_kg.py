@@ -7,7 +7,7 @@ import math
 import pytest
 
 from core import kg
-from core.kb import split_sentences
+from core.text import split_sentences
 from core.types import Passage, from_dict, to_dict
 
 DOCS = {

@@ -1,11 +1,12 @@
 """The NLI role: loading any 3-way cross-encoder directory, batched cached scoring, sentence choice.
 
-Real-model tests use the project's model (models/nli-minilm-l6-snli), or the directory in
-AW_NLI, or while it is being trained the newest checkpoint under /tmp/nli; they skip when
-none exists. The model loads once per session.
+Real-model tests use the project's model (models/nli-minilm-l6-mix) or the directory in
+AW_NLI; they skip when neither exists. The model loads once per session.
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
 from pathlib import Path
@@ -16,16 +17,11 @@ from core import models, nli
 from core.types import NliScores
 from core.voice import to_user_voice
 
-CHECKPOINTS = Path("/tmp/nli")
-
 
 def _nli_dir() -> Path | None:
     if os.environ.get("AW_NLI"):
         return Path(os.environ["AW_NLI"]) if Path(os.environ["AW_NLI"]).is_dir() else None
-    if models.DEFAULT_NLI_DIR.is_dir():
-        return models.DEFAULT_NLI_DIR
-    found = [p for p in CHECKPOINTS.glob("nli-minilm-l6-snli*") if (p / "config.json").is_file()]
-    return max(found, key=lambda p: (p / "config.json").stat().st_mtime) if found else None
+    return models.DEFAULT_NLI_DIR if models.DEFAULT_NLI_DIR.is_dir() else None
 
 
 @pytest.fixture(scope="session")
@@ -34,13 +30,10 @@ def real_nli():
     if path is None:
         pytest.skip(f"no NLI model: {models.DEFAULT_NLI_DIR} is absent (train it with "
                     "`python scripts/train_nli.py`), no checkpoint under /tmp/nli, and AW_NLI is unset")
-    with pytest.MonkeyPatch.context() as mp:
-        if str(path) != models.role_source("nli"):
-            mp.setitem(models._overrides, "nli", str(path))
-            mp.delitem(models._cache, "nli", raising=False)
+    found = models.Models(nli=str(path)) if str(path) != models.role_source("nli") else models.DEFAULT
+    with models.using(found):
         nli.get_nli()
         yield nli
-        models._cache.pop("nli", None)
 
 
 def label(premise: str, hypothesis: str) -> str:
@@ -93,6 +86,83 @@ def test_negated_facts_are_caught_by_scoring_the_negated_condition(real_nli, fac
     assert negative.entailment > 0.5 and negative.entailment > positive.entailment
 
 
+@pytest.mark.parametrize("clause, hypothesis, expected", [
+    ("Upon termination of this Agreement, the Recipient shall promptly return or destroy all documents "
+     "containing Confidential Information.",
+     "Receiving Party shall destroy or return some Confidential Information upon the termination of Agreement.",
+     "entailment"),
+    ("Confidential Information means all information disclosed by the Discloser, whether in writing, "
+     "orally or by inspection, including business, financial and marketing information.",
+     "Confidential Information shall only include technical information.", "contradiction"),
+    # A related but irrelevant clause: the SNLI-only model called such pairs contradictions.
+    ("This Agreement shall be governed by and construed in accordance with the laws of the State of New York.",
+     "Receiving Party shall not solicit some of Disclosing Party's representatives.", "neutral"),
+])
+def test_contract_clauses(real_nli, clause, hypothesis, expected):
+    assert label(clause, hypothesis) == expected
+
+
+@pytest.mark.parametrize("fact, condition, expected", [
+    ("I am a registered childminder.", "you are a registered childminder", "entailment"),
+    ("I am not an apprentice.", "you are an apprentice", "contradiction"),
+    ("I am 40 and I rent my flat.", "you get Pension Credit", "neutral"),
+])
+def test_bullet_fragment_conditions(real_nli, fact, condition, expected):
+    """Rule conditions are often bullet fragments in the second person, not sentences."""
+    assert label(fact, condition) == expected
+
+
+def test_temperature_of_the_model_directory_is_applied(real_nli):
+    """Probabilities are softmax(logits / T) with the T that train_nli.py fitted on held-out pairs."""
+    import torch
+    loaded = nli.get_nli()
+    stored = json.loads((Path(loaded.source) / nli.CALIBRATION_FILE).read_text())["temperature"]
+    assert loaded.temperature == stored and loaded.temperature != 1.0
+    pair = ("A man is playing a guitar on a stage.", "A man is performing music.")
+    encoded = loaded.tokenizer([pair[0]], [pair[1]], return_tensors="pt")
+    with torch.inference_mode():
+        logits = loaded.model(**encoded).logits.float()[0]
+    raw = torch.softmax(logits, dim=-1)
+    calibrated = torch.softmax(logits / stored, dim=-1)
+    scores = nli.score_batch(loaded, [pair])[0]
+    assert scores.entailment == pytest.approx(float(calibrated[loaded.label_index["entailment"]]), abs=1e-5)
+    assert abs(scores.entailment - float(raw[loaded.label_index["entailment"]])) > 1e-3
+
+
+def _reference_pairs():
+    return [("A man is playing a guitar on a stage.", "A man is playing an instrument."),
+            ("A child is sleeping in a bed.", "The child is playing football outside."),
+            ("A woman is reading a book in a park.", "The woman is reading a novel for her class."),
+            ("I live in Scotland.", "The applicant lives in Scotland."),
+            ("I am not married.", "The applicant is married.")]
+
+
+def test_int8_model_agrees_with_fp32_on_clear_pairs(real_nli):
+    fp32 = nli.load_model(nli.get_nli().source, backend="torch")
+    int8 = nli.load_model(nli.get_nli().source, backend="int8")
+    assert int8.backend == "int8" and int8.temperature == fp32.temperature
+    pairs = _reference_pairs()
+    assert [s.label for s in nli.score_batch(int8, pairs)] == [s.label for s in nli.score_batch(fp32, pairs)]
+
+
+def test_onnx_runtime_gives_the_fp32_probabilities(real_nli, tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    monkeypatch.setattr(nli, "ONNX_CACHE", tmp_path)
+    source = nli.get_nli().source
+    onnx_model = nli.load_model(source, backend="onnx")
+    assert onnx_model.backend == "onnx" and len(list(tmp_path.glob("nli-*.onnx"))) == 1
+    pairs = _reference_pairs()
+    fp32 = nli.score_batch(nli.load_model(source, backend="torch"), pairs)
+    for ort_scores, torch_scores in zip(nli.score_batch(onnx_model, pairs), fp32):
+        assert ort_scores.entailment == pytest.approx(torch_scores.entailment, abs=1e-4)
+        assert ort_scores.contradiction == pytest.approx(torch_scores.contradiction, abs=1e-4)
+
+
+def test_unknown_backend_is_refused(real_nli):
+    with pytest.raises(ValueError, match="backend"):
+        nli.load_model(nli.get_nli().source, backend="tensorrt")
+
 def test_best_sentence_picks_the_sentence_that_entails(real_nli):
     passage = ["A woman is painting a fence in her garden.", "Two boys are playing chess at a table.",
                "A brown dog is swimming across a lake.", "An old man is selling fruit at a market."]
@@ -115,16 +185,16 @@ def test_best_sentences_is_one_call_and_matches_single_calls(real_nli):
     assert batched == [nli.best_sentence(p, h) for p, h in zip(passages, hypotheses)]
 
 
-def test_predict_is_batched_cached_and_counted(real_nli, monkeypatch):
+def test_predict_is_batched_cached_and_counted(real_nli):
     pairs = [("A man is running.", f"A person is moving number {i}.") for i in range(5)]
     first = nli.predict(pairs, batch_size=2)
-    scored = []
-    original = nli._score
-    monkeypatch.setattr(nli, "_score", lambda model, batch: scored.append(batch) or original(model, batch))
+    cache = nli.get_nli().cache
+    assert all(p in cache for p in pairs)
+    held = dict(cache)
     before = models.CALLS["nli"]
     again = nli.predict(pairs + [pairs[0]], batch_size=2)
     assert again == first + [first[0]]
-    assert scored == []  # every pair came from the cache
+    assert dict(cache) == held  # every pair came from the cache: nothing scored, nothing added
     assert models.CALLS["nli"] == before + 1
     assert nli.predict([]) == [] and models.CALLS["nli"] == before + 1
 
@@ -148,12 +218,10 @@ def _tiny_model_dir(path: Path, id2label: dict[int, str], bias: list[float]) -> 
 
 
 @pytest.fixture
-def isolated_nli(monkeypatch):
-    """Point the NLI role at a test directory without touching the session's loaded model."""
-    def use(path: Path) -> None:
-        monkeypatch.setattr(models, "_overrides", {"nli": str(path)})
-        monkeypatch.setattr(models, "_cache", {})
-    return use
+def isolated_nli():
+    """Point the NLI role at a test directory (models of its own: the session's loaded model stays)."""
+    with contextlib.ExitStack() as stack:
+        yield lambda path: stack.enter_context(models.using(models.Models(nli=str(path))))
 
 
 def test_label_order_is_read_from_the_config(tmp_path, isolated_nli):
@@ -171,6 +239,25 @@ def test_label_order_is_read_from_the_config(tmp_path, isolated_nli):
     assert loaded.label_index == {"entailment": 0, "neutral": 1, "contradiction": 2}
     assert next(loaded.model.parameters()).dtype.is_floating_point
     assert str(next(loaded.model.parameters()).dtype) == "torch.float32"  # fp16 on disk, fp32 in memory
+
+
+def test_calibration_file_divides_the_logits(tmp_path, isolated_nli):
+    path = _tiny_model_dir(tmp_path / "calibrated", {0: "contradiction", 1: "entailment", 2: "neutral"},
+                           bias=[-2.0, 4.0, 0.0])
+    (path / nli.CALIBRATION_FILE).write_text(json.dumps({"temperature": 2.0}))
+    isolated_nli(path)
+    scores = nli.predict([("A man is running.", "A person moves.")])[0]
+    exp = [math.exp(x / 2.0) for x in (-2.0, 4.0, 0.0)]
+    assert nli.get_nli().temperature == 2.0
+    assert scores.entailment == pytest.approx(exp[1] / sum(exp), abs=1e-3)
+
+
+def test_bad_calibration_file_is_a_clear_error(tmp_path, isolated_nli):
+    path = _tiny_model_dir(tmp_path / "bad", {0: "contradiction", 1: "entailment", 2: "neutral"}, [0.0, 0.0, 0.0])
+    (path / nli.CALIBRATION_FILE).write_text(json.dumps({"temperature": 0}))
+    isolated_nli(path)
+    with pytest.raises(models.ModelUnavailable, match="temperature must be positive"):
+        nli.get_nli()
 
 
 def test_unknown_label_names_are_refused_with_advice(tmp_path, isolated_nli):

@@ -18,7 +18,7 @@ from core.agents import RESPONSE_SETTINGS, respond_checked
 from core.claims import ClaimBuilder
 from core.gate import decide
 from core.generation import GenerationError, LocalBackend, OpenAICompatibleBackend
-from core.kb import split_sentences
+from core.text import split_sentences
 from core.pipeline import Pipeline, make_query
 from core.stepback import rule_stepback
 from core.types import (Abduction, AnswerCheck, Citation, Comparison, Decision, Generated, NliScores, Passage,
@@ -192,6 +192,16 @@ def test_a_server_generator_writes_the_stepback_claim_and_premises(kb, pipeline,
     assert generated["The Harlow Bridge was opened in 1958."].status == "in_evidence"
 
 
+def test_a_failing_server_is_named_as_what_the_template_fell_back_from(kb, pipeline, monkeypatch):
+    """Issue 13: ``models.generator`` names the backend that actually wrote the texts."""
+    with FakeOpenAIServer(mode="error") as server:
+        monkeypatch.setenv("AW_GENERATOR_URL", server.url)
+        monkeypatch.setenv("AW_GENERATOR_MODEL", "stub")
+        trace = pipeline.analyze(make_query(OPENED), {"generator": "openai", "stepback": True, "llm_claim": True})
+    assert trace.stepback.stepback.source == "rules" and trace.claim.source == "rules"
+    assert trace.models["generator"] == f"template (fell back from openai:stub@{server.url})"
+
+
 def test_an_unconfigured_server_is_a_warning_not_a_crash(pipeline, monkeypatch, no_generator_model):
     monkeypatch.delenv("AW_GENERATOR_URL", raising=False)
     trace = pipeline.analyze(make_query(OPENED), {"generator": "openai", "stepback": True})
@@ -298,7 +308,7 @@ def test_premises_panel_lists_candidates_marks_p_star_and_escapes():
     text = " ".join(m.value for m in at.markdown)
     assert "Outcome: answer" in text and "\\<script\\>" in text and "<script>" not in text
     assert "\\<script\\>" in at.warning[0].value
-    assert "α·Entail(E, p) + β·Retrieve(p)" in at.caption[0].value
+    assert "α·Entail(E, p) + β·Retrieve(p)" in at.subheader[0].proto.help  # the panel's (?) note
 
 
 def test_premises_panel_empty_and_not_needed_states():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from core import quantities
 from core.quantities import NumericCheck, Quantity, check, extract
 
 YEAR = 2025  # fixed reference year so "I moved here in 2019" has a known duration
@@ -216,3 +217,46 @@ def test_explanations_name_both_sides_in_the_conditions_terms():
 def test_check_rejects_a_bare_string_of_facts():
     with pytest.raises(TypeError, match="list of facts"):
         check("be over 65", "I am 70")
+
+
+# --- issue 15: how people state ages, durations and ranges -------------------------------------
+
+AGE_ON_DATE = "are aged 66 or over on 21 September 2025"
+
+
+@pytest.mark.parametrize("fact, status", [
+    ("I'm 71 and I live in Calvera", "established"),  # 70 or 71 on that date
+    ("I turned 66 in March 2025", "established"),  # 66 by September 2025
+    ("I am 65", "contradicted"),  # at most 65 on that date
+    ("I was born in 1961", "contradicted"),
+])
+def test_an_age_bound_at_a_stated_date_is_compared_at_that_date(fact, status):
+    verdict = quantities.check(AGE_ON_DATE, [fact], reference_year=2026)
+    assert verdict is not None and verdict.status == status, verdict
+    assert verdict.condition_quantity.kind == "age"
+
+
+def test_an_age_that_may_fall_either_side_of_the_bound_on_the_date_is_left_open():
+    # 66 in mid-2026 may have been 65 on 21 September 2025
+    assert quantities.check(AGE_ON_DATE, ["I am 66"], reference_year=2026) is None
+
+
+@pytest.mark.parametrize("fact, status", [
+    ("I moved here 18 months ago", "contradicted"),
+    ("I have been living in Calvera since 2019", "established"),
+    ("I moved to Calvera in 2025", "contradicted"),
+])
+def test_durations_by_arithmetic(fact, status):
+    verdict = quantities.check("have lived in Calvera for at least 3 years", [fact], reference_year=2026)
+    assert verdict is not None and verdict.status == status, verdict
+
+
+def test_a_hyphenated_age_range_bounds_both_sides():
+    assert quantities.check("I am aged 18-39 with breast symptoms", ["I am a twenty year old woman"]).status \
+        == "established"
+    assert quantities.check("I am aged 18-39 with breast symptoms", ["I'm 45."]).status == "contradicted"
+
+
+def test_content_stems_match_inflections_and_synonyms():
+    assert quantities.content_stems("I have been living in my house") & quantities.content_stems("have your main home")
+    assert quantities.content_stems("living") == quantities.content_stems("lived")

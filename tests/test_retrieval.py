@@ -119,11 +119,16 @@ def test_scores_are_consistent_with_the_real_embedder(real_kb):
     assert [r.passage for r in dense_first] == [real_kb.passages[i] for i in rows]
 
 
-def test_query_vector_is_used_instead_of_embedding(real_kb, monkeypatch):
+class NoEmbedding(models.Models):
+    def embed(self, texts, batch_size: int = 64):
+        pytest.fail("embed() called despite query_vector")
+
+
+def test_query_vector_is_used_instead_of_embedding(real_kb):
     question = "Is joining the library free?"
     vector = models.embed([question])[0]
-    monkeypatch.setattr(models, "embed", lambda texts: pytest.fail("embed() called despite query_vector"))
-    results = Retriever(top_k=2, fusion_alpha=0.6).run(real_kb, question, query_vector=vector)
+    with models.using(NoEmbedding()):
+        results = Retriever(top_k=2, fusion_alpha=0.6).run(real_kb, question, query_vector=vector)
     assert results[0].passage.doc_id == "libraries"
 
 
@@ -146,10 +151,21 @@ def _random_unit(text: str, dim: int = 16) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+class RandomEmbeddings(models.Models):
+    """A random unit vector per text (seeded by the text): retrieval logic without a model."""
+    def embed(self, texts, batch_size: int = 64):
+        return np.stack([_random_unit(t) for t in texts])
+
+
 @pytest.fixture
-def synthetic_kb(tmp_path, monkeypatch):
+def random_embeddings():
+    with models.using(RandomEmbeddings()) as in_use:
+        yield in_use
+
+
+@pytest.fixture
+def synthetic_kb(tmp_path, random_embeddings):
     """60 one-passage documents with random embeddings; document 42 alone mentions 'zeppelin'."""
-    monkeypatch.setattr(models, "embed", lambda texts: np.stack([_random_unit(t) for t in texts]))
     for n in range(60):
         extra = " Zeppelin flights need a permit." if n == 42 else ""
         (tmp_path / f"doc{n:02d}.md").write_text(f"# Topic {n}\n\nGeneral council information number {n}.{extra}\n")
@@ -188,8 +204,7 @@ def test_unknown_query_words_give_zero_bm25(synthetic_kb):
     assert results[0].passage.doc_id == "doc05"
 
 
-def test_top_k_larger_than_the_kb_returns_every_passage(tmp_path, monkeypatch):
-    monkeypatch.setattr(models, "embed", lambda texts: np.stack([_random_unit(t) for t in texts]))
+def test_top_k_larger_than_the_kb_returns_every_passage(tmp_path, random_embeddings):
     (tmp_path / "a.md").write_text("# A\n\nOne short passage.\n")
     (tmp_path / "b.md").write_text("# B\n\nAnother short passage.\n")
     kb = KnowledgeBase.build(tmp_path)

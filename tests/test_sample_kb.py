@@ -164,3 +164,29 @@ def test_abstain_reason_matches_doc_id(item):
 def test_both_abstain_reasons_are_well_represented():
     reasons = Counter(q["reason"] for q in ITEMS if q["action"] == "ABSTAIN")
     assert reasons["topic_absent"] >= 8 and reasons["fact_absent"] >= 8, reasons
+
+
+BLIND = [json.loads(line) for line in (KB / "questions_blind.jsonl").read_text(encoding="utf-8").splitlines()
+         if line.strip()]
+
+
+def test_blind_set_meets_its_brief():
+    """≥ 60 questions, ≥ 20 per action, ≥ 8 with the topic present but the fact absent (issue 15)."""
+    counts = Counter(q["action"] for q in BLIND)
+    assert len(BLIND) >= 60 and all(counts[a] >= 20 for a in ACTIONS), counts
+    reasons = Counter(q["reason"] for q in BLIND if q["action"] == "ABSTAIN")
+    assert reasons["fact_absent"] >= 8, reasons
+    assert len({q["id"] for q in BLIND}) == len(BLIND)
+
+
+@pytest.mark.parametrize("item", BLIND, ids=[q["id"] for q in BLIND])
+def test_blind_question_fields_and_evidence(item):
+    for key in COMMON + REQUIRED[item["action"]]:
+        assert key in item, f"{item['id']} lacks {key!r}"
+    assert item["domain"] in (*DOMAINS, "none")
+    if item["doc_id"]:
+        assert item["doc_id"] in DOCUMENTS, f"{item['id']}: doc_id {item['doc_id']!r} does not resolve"
+    if item["action"] in ("ANSWER", "ASK") and item["evidence"]:
+        assert item["evidence"] in DOCUMENTS[item["doc_id"]], f"{item['id']}: evidence not verbatim"
+    if item["action"] == "ABSTAIN":
+        assert (item["reason"] == "topic_absent") == (item["doc_id"] == ""), item["id"]

@@ -1,4 +1,6 @@
 """Conditions the evidence imposes, and how the user's facts settle them (seed 002 S(q), I(q))."""
+from pathlib import Path
+
 import pytest
 
 from core import nli, variables
@@ -127,3 +129,114 @@ def test_real_nli_establishes_a_condition_in_the_users_voice(nli_model):
     care = next(c for c in state.conditions if c.kind == "disqualifier")
     assert care.status == "contradicted", care  # the disqualifier holds → the rule fails
     assert state.outcome == "failed"
+
+
+# --- issue 15: conditions read the way people talk (real documents, real models) ----------------
+
+POLICY_DIR = Path(__file__).resolve().parent.parent / "sample_kb" / "documents" / "policy"
+
+
+def policy(name: str) -> tuple:
+    """A sample-KB policy document's passages, titled as the KB titles them."""
+    text = (POLICY_DIR / name).read_text()
+    title = text.splitlines()[0].lstrip("# ").strip()
+    return tuple(chunk_document(Document(f"policy/{name}", title, text, name), 4000, 0))
+
+
+def read(name: str, question: str, scenario: str = "", history=()):
+    return VariableStage().run(Query(question, scenario=scenario, history=tuple(history)), policy(name),
+                               personal=True)
+
+
+def by_text(state, words: str):
+    return next(c for c in state.conditions if words in c.text)
+
+
+def test_a_date_qualified_age_bound_is_compared_with_a_stated_age(nli_model):
+    state = read("winter_fuel_payment.md", "Am I eligible for the Winter Fuel Payment?",
+                 "I'm 71 and I live in Calvera.")
+    age = by_text(state, "aged 66 or over on 21 September 2025")
+    assert age.status == "established" and age.method.startswith("numeric"), age
+    assert age.text not in state.missing
+
+
+def test_moved_here_18_months_ago_fails_at_least_3_years(nli_model):
+    state = read("winter_fuel_payment.md", "Am I eligible for the Winter Fuel Payment?",
+                 "I'm 71 and I live in Calvera. I moved here 18 months ago.")
+    lived = by_text(state, "at least 3 years")
+    assert lived.status == "contradicted" and "18 months" in lived.method
+    assert state.outcome == "failed"
+
+
+def test_a_landlord_who_isnt_a_relative_does_not_trip_the_close_relative_rule(nli_model):
+    state = read("rent_support_payment.md", "Could I get the Rent Support Payment?",
+                 "I rent from a private landlord who isn't a relative. I have lived at the address for 2 years.")
+    relative = by_text(state, "close relative")
+    assert relative.kind == "disqualifier"
+    assert relative.status == "established" and relative.method.startswith("negation"), relative
+    assert state.outcome != "failed"
+
+
+def test_negation_is_not_read_into_upper_bounds():
+    assert variables.denial("I have no savings at all.", "have savings of less than £16,000") == ""
+    assert variables.denial("My landlord is not a relative of mine.", "your landlord is a close relative") != ""
+    assert variables.denial("I'm not sure whether my landlord is a relative.", "your landlord is a close relative") == ""
+
+
+def test_living_and_house_match_lives_and_home(nli_model):
+    assert variables._related("I have been living here for years", "have lived in Calvera for at least 3 years")
+    assert variables.restates("I own my house.", "own your home or rent it from a private landlord")
+    assert not variables.restates("I live in Calvera.", "have lived in Calvera for at least 3 years")
+    state = read("older_persons_bus_pass.md", "Can I get the Older Person's Bus Pass?",
+                 "I'm 70 and my main house is in Calvera.")  # "main" is the rule's own qualifier
+    assert state.outcome == "satisfied", [(c.text, c.status, c.method) for c in state.conditions]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("You cannot apply unless you have been a Calvera resident for at least 3 years.",
+     ("you have been a Calvera resident for at least 3 years", "unless")),
+    ("It is paid straight to your landlord unless you ask for it to be paid to you.", None),
+    ("Carer's leave is unpaid unless your employment contract says otherwise.", None),
+    ("You can get the grant unless you already own a home.", ("you already own a home", "disqualifier")),
+    ("You must be 18 or over, unless you are a care leaver.", ("You must be 18 or over", "requirement")),
+])
+def test_unless_is_an_exception_unless_the_main_clause_refuses(sentence, expected):
+    assert variables._condition_clause(sentence) == expected
+
+
+def test_a_carve_out_is_cut_from_a_bullet_condition():
+    text = "# Grant\n\nYou can get it if you:\n\n* live in Calvera, unless you are a Crown servant posted abroad\n"
+    assert [c.text for c in extract_conditions(passage(text))] == ["live in Calvera"]
+
+
+def test_an_off_topic_document_imposes_no_conditions(nli_model):
+    """"Can my landlord evict me?" is not about the Home Insulation Grant, though its rules mention landlords."""
+    grant = policy("home_insulation_grant.md")
+    assert not variables.conditions_apply("Can my landlord evict me?", grant)
+    assert variables.conditions_apply("Could I get the Home Insulation Grant?", grant)
+    assert variables.conditions_apply("Am I eligible?", grant)
+    state = VariableStage().run(Query("Can my landlord evict me?", scenario="I rent a flat in Harlow."), grant,
+                                personal=True)
+    assert state.conditions == () and state.missing == ()
+
+
+def test_the_words_after_yes_in_a_reply_are_facts_too(nli_model):
+    state = read("student_hardship_fund.md", "Can I get money from the Student Hardship Fund?",
+                 "I'm studying at a college in Calvera.",
+                 history=[("Is your course long?", "Yes, it's a three-year degree course.")])
+    assert "it's a three-year degree course." in variables._fact_sentences(
+        Query("q", history=(("Is your course long?", "Yes, it's a three-year degree course."),)))
+    assert by_text(state, "studying").status == "established"
+
+
+def test_a_list_under_a_heading_and_an_inline_list_are_conditions():
+    headed = extract_conditions(passage("### Parenting Payment\n\n* have income under the limits\n"
+                                        "* meet residence rules\n* Income Support\n"))
+    assert [c.text for c in headed] == ["have income under the limits", "meet residence rules"]
+    inline = extract_conditions(passage("All businesses that are considered for financing must: meet SBA size "
+                                        "standards, be for-profit, be able to demonstrate repayment."))
+    assert [c.text for c in inline] == ["meet SBA size standards", "be for-profit", "be able to demonstrate repayment"]
+
+
+def test_a_negation_denies_its_predicate_not_every_noun_after_it():
+    assert variables.denial("I've never owned a property.", "the property is in Calvera and you plan to live in it") == ""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from core import voice
 from core.voice import to_question, to_user_voice
 
 SMP_LEAD = "To qualify for SMP you must:"
@@ -164,3 +165,11 @@ def test_empty_condition_is_a_clear_error(bad):
 def test_non_text_is_rejected():
     with pytest.raises(TypeError):
         to_user_voice(None)
+
+
+@pytest.mark.parametrize("lemma, form, expected", [
+    ("open", "past", "opened"), ("stop", "past", "stopped"), ("build", "past", "built"), ("cost", "past", "cost"),
+    ("carry", "past", "carried"), ("be", "past", "was"), ("cover", "third", "covers"), ("open", "base", "open"),
+])
+def test_inflect(lemma, form, expected):
+    assert voice.inflect(lemma, form) == expected

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.kb import split_sentences
+from core.text import split_sentences
 from core.types import (Claim, Condition, NliScores, Passage, PassageNli, Query, RetrievedPassage, Trace,
                         VariableState)
 from tests.factories import signals

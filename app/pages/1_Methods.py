@@ -1,147 +1,145 @@
-"""Every formula the pipeline uses, where it comes from, and its value for the question on Inspect."""
-import sys
+"""The Methods page: docs/methods.md (every formula, its source, where the workbench departs from it),
+with each formula's value for the question loaded on Inspect and the settings that cite a source."""
+import re
 from pathlib import Path
-
-# `streamlit run` puts only app/ on the import path; the pages import core/, components/ and app/.
-if (ROOT := str(Path(__file__).resolve().parents[2])) not in sys.path:
-    sys.path.insert(0, ROOT)
 
 import streamlit as st
 
 from app import wiring
 from components.common import md
 from components.settings_panel import current_values
+from core.settings import SETTINGS
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "methods.md"
 
 st.set_page_config(page_title="Methods · Answerability Workbench", page_icon="📐", layout="wide")
+
+
+@st.cache_data
+def doc_sections(path: str, mtime: float) -> tuple[str, tuple[tuple[int, str, str], ...]]:
+    """The doc's intro and its (level, title, body) sections at ## and ###; ``mtime`` re-reads an edited doc."""
+    intro, sections = [], []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"(#{2,3}) (.+)", line)
+        if heading:
+            sections.append((len(heading[1]), heading[2].strip(), []))
+        elif line.startswith("# "):
+            continue  # the doc's title: the page has its own
+        else:
+            (sections[-1][2] if sections else intro).append(line)
+    return "\n".join(intro).strip(), tuple((lvl, title, "\n".join(body).strip()) for lvl, title, body in sections)
+
+
+def anchor(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def _fused(trace, values) -> str | None:
+    if not trace.passages:
+        return None
+    top, alpha = trace.passages[0], float(values["fusion_alpha"])
+    return f"rank 1: {alpha:.2f}·{top.dense:.3f} + {1 - alpha:.2f}·{top.bm25_norm:.3f} = **{top.fused:.3f}**"
+
+
+def _evidence(trace, values) -> str | None:
+    ev = trace.evidence
+    if ev is None:
+        return None
+    return (f"{len(ev.sentences)} sentence(s) cover {len(ev.topics) - len(ev.uncovered)} of {len(ev.topics)} "
+            f"topic(s); uncovered: {md(', '.join(ev.uncovered)) or 'none'}")
+
+
+def _rho(trace, values) -> str | None:
+    known, missing = len(trace.variables.known), len(trace.variables.missing)
+    return (f"turn t = {len(trace.query.history)}: ρ = **{1 - trace.variables.incompleteness:.3f}**"
+            if known + missing else None)
+
+
+# Each formula's value for the question on Inspect, keyed by the start of the heading it belongs to.
+CALIBRATED_HEADING = "Calibrated signals"
+
+
+def calibrator_table() -> None:
+    """Each shipped calibrator: what it answers, its features and weights, and its held-out AUROC."""
+    from core import calibrated
+    try:
+        shipped = calibrated.load()
+    except FileNotFoundError as exc:
+        st.error(str(exc))
+        return
+    st.dataframe([{"probability": c.name, "answers": c.question,
+                   "features (weight on the standardised value)": ", ".join(
+                       f"{f} {w:+.2f}" for f, w in sorted(zip(c.features, c.coef), key=lambda fw: -abs(fw[1]))),
+                   "held-out AUROC": ", ".join(f"{d} {a:.2f}" for d, a in (c.held_out_auroc or {}).items()
+                                               if a is not None),
+                   "fitted on": c.trained_on} for c in shipped.values()], hide_index=True, width="stretch")
+
+
+LIVE = {
+    "seed 000 — Sufficiency": lambda t, v: (f"Sufficiency = **{t.signals.sufficiency:.3f}** vs τ = "
+                                            f"{float(v['sufficiency_min']):.2f}"),
+    "seed 000 — Score(p)": lambda t, v: t.abduction and t.abduction.best and (
+        f"p* scores {float(v['abduction_alpha']):.2f}·{t.abduction.best.entail:.3f} + "
+        f"{float(v['abduction_beta']):.2f}·{t.abduction.best.retrieve:.3f} = **{t.abduction.best.score:.3f}** "
+        f"({t.abduction.best.status})"),
+    "seed 001 — the entailment filter": lambda t, v: (
+        f"{sum(n.kept for n in t.nli)} of {len(t.nli)} kept at τ_e = {float(v['entail_keep']):.2f}"
+        + (" (fallback)" if t.fallback else "")),
+    "seed 002 §3.1 —": lambda t, v: (f"{len(t.variables.missing)} / ({len(t.variables.known)} + "
+                                     f"{len(t.variables.missing)}) = **{t.variables.incompleteness:.3f}**"),
+    "seed 002 §3.4 —": lambda t, v: (
+        f"max cos = {t.signals.dense_top:.3f}, c = {float(v['conf_center']):.2f}, s = {float(v['conf_scale']):.2f} "
+        f"→ Conf = **{t.signals.confidence:.3f}**; Coverage = **{t.signals.coverage:.3f}**"),
+    "seed 002 §3.5 —": lambda t, v: (", ".join(f"{k} {x:.2f}" for k, x in t.signals.ambiguity_heuristics.items())
+                                     + f" → Amb = **{t.signals.ambiguity:.3f}**"),
+    "seed 002 §3.6 —": lambda t, v: (f"k = {int(v['conflict_top_n'])}: Conflict = **{t.signals.topic_spread:.3f}**; "
+                                     f"NLI conflict = **{t.signals.nli_conflict:.3f}**"),
+    "seed 002 §3.7 —": lambda t, v: (
+        f"{t.signals.confidence:.3f} · {t.signals.coverage:.3f} · (1 − {t.signals.ambiguity:.3f}) · "
+        f"(1 − {t.signals.topic_spread:.3f}) = **{t.signals.answerability:.3f}**"),
+    "seed 002 §3.8 —": _rho,
+    "seed 002 §3.9 —": lambda t, v: t.subgraph and (f"PathScore = **{t.subgraph.path_score:.3f}** over "
+                                                    f"{len(t.subgraph.path)} nodes"),
+    "seed 002 §5.2 —": _fused,
+    "seed 003 — pragmatic evidence selection": _evidence,
+}
 
 values = current_values()
 analysis = wiring.current_analysis(values)
 trace, decision = analysis if analysis else (None, None)
-s = trace.signals if trace else None
 
 st.title("Methods", anchor=False)
 if trace:
-    st.caption(f"Live values are for the question loaded on Inspect: “{trace.query.question}” "
+    st.caption(f"Live values are for the question loaded on Inspect: “{md(trace.query.question)}” "
                f"(settings as in the sidebar there).")
 else:
     st.info("Analyse a question on the Inspect page to see each formula's live values here.")
 
+if not DOC.is_file():
+    st.error(f"The methods document is missing: {DOC} (it ships with the repository; restore it with git).")
+    st.stop()
+intro, sections = doc_sections(str(DOC), DOC.stat().st_mtime)
+st.markdown(intro)
+with st.expander("Contents", expanded=True):
+    st.markdown("\n".join(f"{'    ' * (level - 2)}- [{title}](#{anchor(title)})" for level, title, _ in sections)
+                + "\n- [Settings that cite a source](#settings-that-cite-a-source)")
 
-def method(title: str, latex: str, explanation: str, seed: str, live: str | None) -> None:
-    with st.container(border=True):
-        st.subheader(title, anchor=False)
-        st.latex(latex)
-        st.markdown(explanation)
-        st.caption(f"Source: {seed}")
-        if trace is not None:
-            st.markdown("**Live:** " + (live if live else "not computed for this question."))
+for level, title, body in sections:
+    (st.header if level == 2 else st.subheader)(title, anchor=anchor(title))
+    st.markdown(body)
+    if title.startswith(CALIBRATED_HEADING):
+        calibrator_table()
+    if trace is None:
+        continue
+    live = next((fn for key, fn in LIVE.items() if title.startswith(key)), None)
+    if live:
+        st.markdown("**Live:** " + (live(trace, values) or "not computed for this question."))
+    elif title.startswith("The gate as a whole"):
+        st.markdown(f"**Live:** fired **{decision.rule}** → **{decision.action}**: {md(decision.reason)}")
 
-
-def v(name: str) -> float:
-    return float(values[name])
-
-
-method("Confidence Conf(q)",
-       r"\mathrm{Conf}(q)=\sigma\!\left(\frac{\max_{d\in D}\cos(q,d)-c}{s}\right)",
-       "The best dense cosine between the question and a passage (seed Eq. 10), squashed by a sigmoid so "
-       "that 0.5 sits at the centre c. It says whether anything in the KB is close to the question.",
-       "seed 002 §3.4, Eq. 10 (Conf = max sim); sigmoid calibration: core/signals.py",
-       s and f"max cos = {s.dense_top:.3f}, c = {v('conf_center'):.2f}, s = {v('conf_scale'):.2f} → "
-             f"Conf = **{s.confidence:.3f}**")
-method("Coverage(q)",
-       r"\mathrm{Coverage}(q)=\frac{|\,\mathrm{terms}(q)\cap\mathrm{terms}(D)\,|}{|\,\mathrm{terms}(q)\,|}",
-       "The share of the question's content words (stopwords removed) found in the retrieved passages. "
-       "Low Conf and low Coverage together mean the topic is absent.",
-       "seed 002 §3.4, Eq. 11", s and f"Coverage = **{s.coverage:.3f}**")
-method("Ambiguity Amb(q)",
-       r"\mathrm{Amb}(q)=\max_{k=1..K} h_k(q)\qquad(\text{seed: }\tfrac{1}{K}\textstyle\sum_k h_k(q))",
-       "Five heuristics in [0, 1]: short query, dangling pronoun, vague quantifier, no named entity, incomplete "
-       "comparison. The workbench takes their maximum so that any one can trip the gate alone.",
-       "seed 002 §3.5, Eq. 12", s and (", ".join(f"{k} {x:.2f}" for k, x in s.ambiguity_heuristics.items())
-                                     + f" → Amb = **{s.ambiguity:.3f}**"))
-method("Conflict(q)",
-       r"\mathrm{Conflict}(q)=1-\frac{2}{k(k-1)}\sum_{i=1}^{k-1}\sum_{j=i+1}^{k}\cos(e_i,e_j)",
-       "Mean pairwise dissimilarity of the top passages' embeddings (topic spread). The workbench also measures "
-       "NLI conflict: the largest P(contradiction) between the best sentences of two top passages.",
-       "seed 002 §3.6, Eq. 13",
-       s and f"k = {int(v('conflict_top_n'))}: Conflict = **{s.topic_spread:.3f}**; NLI conflict = "
-             f"**{s.nli_conflict:.3f}**")
-method("Joint answerability A(q)",
-       r"A(q)=\mathrm{Conf}(q)\cdot\mathrm{Coverage}(q)\cdot(1-\mathrm{Amb}(q))\cdot(1-\mathrm{Conflict}(q))",
-       "One number that collapses when any factor fails. Shown for teaching; the gate thresholds each factor "
-       "separately, which lets an extreme signal decide alone.",
-       "seed 002 §3.7, Eq. 14",
-       s and f"{s.confidence:.3f} · {s.coverage:.3f} · (1 − {s.ambiguity:.3f}) · (1 − {s.topic_spread:.3f}) = "
-             f"**{s.answerability:.3f}**")
-known, missing = (len(trace.variables.known), len(trace.variables.missing)) if trace else (0, 0)
-method("Incompleteness I(q)",
-       r"I(q)=\frac{|V_{\mathrm{missing}}|}{|V_{\mathrm{known}}|+|V_{\mathrm{missing}}|}",
-       "Known variables are what the user stated plus established conditions; missing ones are conditions of the "
-       "best evidence that their facts do not settle. I(q) > τ_i sends the gate to ASK.",
-       "seed 002 §3.1, Eq. 2 (and Eq. 21's τ_i)",
-       trace and f"{missing} / ({known} + {missing}) = **{trace.variables.incompleteness:.3f}**")
-method("Resolution rate ρ_t",
-       r"\rho_t=\frac{|V_{\mathrm{known},t}|}{|V_{\mathrm{known},t}|+|V_{\mathrm{missing},t}|}=1-I_t(q)",
-       "How much of what the answer needs is known at dialogue turn t; each answered follow-up in the history "
-       "moves a variable from missing to known and raises it.",
-       "seed 002 §3.8, Eq. 15 (state update Eq. 20)",
-       trace and f"turn t = {len(trace.query.history)}: ρ = **{1 - trace.variables.incompleteness:.3f}**"
-       if (known + missing) else None)
-method("Decision boundary",
-       r"a=\begin{cases}\text{ASK} & \mathrm{Conflict}(q)>\tau_{con}\\"
-       r"\text{ABSTAIN} & \mathrm{Conf}(q)<\tau_c\wedge\mathrm{Coverage}(q)<\tau_{cov}\\"
-       r"\text{ASK} & \mathrm{Amb}(q)>\tau_a\ \vee\ I(q)>\tau_i\\"
-       r"\text{ABSTAIN} & \mathrm{Sufficiency}(Q,E)<\tau\\"
-       r"\text{ANSWER} & \text{otherwise}\end{cases}",
-       "The gate checks its rules in priority order and the first enabled rule whose comparisons hold decides "
-       "(the Inspect page lists all of them with their numbers). Two departures from the seed, both measured on "
-       "the sample KB, ShARC and ContractNLI: Amb > τ_a asks only when the evidence sets no conditions on the "
-       "asker (a vague \"Can I get this?\" is pinned down by the rule passage it retrieved; what is missing is "
-       "then asked by I(q) > τ_i), and the evidence-coverage rule of seed 003 abstains when topics stay uncovered. "
-       "The defaults are the best mean macro-F1 over the three labelled sets (scripts/tune_defaults.py).",
-       "seed 002 §3.12 Eq. 21 and §5.3 rules; seed 004 layer 1; seed 000 (τ)",
-       decision and f"fired **{decision.rule}** → **{decision.action}**: {md(decision.reason)}")
-method("Sufficiency(Q, E)",
-       r"\mathrm{Sufficiency}(Q,E)=\max_{p\,\in\,\mathrm{kept}}P_{\mathrm{NLI}}(\mathrm{entail}\mid p,\ \mathrm{claim}(Q))",
-       "Whether the evidence entails the claim; below τ the premises stage looks for a missing premise "
-       "(seed 000, the Candidate premises panel): one the knowledge base supports lets the gate answer, "
-       "otherwise it abstains.",
-       "seed 000 (Sufficiency(Q, E) < τ)",
-       s and f"Sufficiency = **{s.sufficiency:.3f}** vs τ = {v('sufficiency_min'):.2f}")
-method("Premise score Score(p)",
-       r"\mathrm{Score}(p_i)=\alpha\cdot\mathrm{Entail}(E,p_i)+\beta\cdot\mathrm{Retrieve}(p_i),\quad "
-       r"p^*=\arg\max_i \mathrm{Score}(p_i)",
-       "A candidate missing premise must be consistent with the evidence (NLI) and plausible (retrievable); "
-       "the best valid one, p*, completes the reasoning chain.",
-       "seed 000, validation step", None)
-method("Hybrid retrieval score",
-       r"\mathrm{fused}(d)=\alpha\cdot\cos(q,d)+(1-\alpha)\cdot\frac{\mathrm{BM25}(q,d)}{\max_{d'}\mathrm{BM25}(q,d')}",
-       "Dense and lexical retrieval fused; passages are ranked by the fused score.",
-       "seed 002, hybrid retrieval",
-       trace and trace.passages and (
-           f"rank 1: {v('fusion_alpha'):.2f}·{trace.passages[0].dense:.3f} + {1 - v('fusion_alpha'):.2f}·"
-           f"{trace.passages[0].bm25_norm:.3f} = **{trace.passages[0].fused:.3f}**"))
-method("Entailment filter",
-       r"\mathrm{keep}(p)\iff \max_{s\in p}P_{\mathrm{NLI}}(\mathrm{entail}\mid s,\ \mathrm{claim})\ \ge\ \tau_e"
-       r"\quad(\text{none kept}\Rightarrow\text{keep all})",
-       "NLI removes retrieved passages that do not support the claim; if none does, all are kept (fallback).",
-       "seed 001",
-       trace and f"{sum(n.kept for n in trace.nli)} of {len(trace.nli)} kept at τ_e = {v('entail_keep'):.2f}"
-       + (" (fallback)" if trace.fallback else ""))
-subgraph = getattr(trace, "subgraph", None)
-method("Edge weight and PathScore",
-       r"w_e=\min\!\big(0.95,\ \alpha\cdot\mathrm{sem}(e)+(1-\alpha)\cdot\mathrm{act}(e)\big),\qquad "
-       r"\mathrm{PathScore}(q)=\max_{p\in P(q)}\prod_{e\in p}w_e",
-       "Knowledge-graph edges weigh how well their triple is grounded in its passage (sem) and how answering "
-       "with it went (act); a strong path supports ANSWER, a broken one ASK, none ABSTAIN.",
-       "seed 002 §3.9, Eq. 17, 18 and 22",
-       subgraph and f"PathScore = **{subgraph.path_score:.3f}** over {len(subgraph.path)} nodes")
-method("Pragmatic evidence selection",
-       r"\begin{aligned}&E\leftarrow\emptyset,\ T\leftarrow\mathrm{topics}(q)\\"
-       r"&\textbf{while } T\neq\emptyset:\ s^*=\arg\max_{s\notin E}\mathrm{align}(s,T);\ "
-       r"E\leftarrow E\cup\{s^*\};\ T\leftarrow T\setminus\mathrm{topics}(s^*)\end{aligned}",
-       "Pick the sentences that cover every topic of the question and no more (Grice's maxims of quantity and "
-       "relevance), then highlight them inside their passages.",
-       "seed 003 (pragmatic evidence retrieval)",
-       trace and trace.nli and ("until the evidence stage lands the highlight is the best-NLI sentence of each "
-                                "passage"))
+st.header("Settings that cite a source", anchor="settings-that-cite-a-source")
+st.caption("Generated from core/settings.py: each setting whose help names a source document, its default "
+           "(the source's own value is in the help) and the value in force.")
+st.dataframe([{"setting": s.name, "default": str(s.default), "in force": str(values.get(s.name, s.default)),
+               "what it does": s.help} for s in SETTINGS if "seed 00" in s.help.lower()],
+             hide_index=True, width="stretch")

@@ -1,10 +1,7 @@
-"""The knowledge base: its documents and passages, uploads into a new or existing KB, re-indexing."""
-import sys
+"""The knowledge base: its documents and passages, uploads into a new or existing KB, re-indexing.
+Folders are confined to the project's kbs/ and sample_kb/ plus the roots allowed by AW_ALLOWED_ROOTS
+(core.paths); a new KB that cannot be indexed is removed again."""
 from pathlib import Path
-
-# `streamlit run` puts only app/ on the import path; the pages import core/, components/ and app/.
-if (ROOT := str(Path(__file__).resolve().parents[2])) not in sys.path:
-    sys.path.insert(0, ROOT)
 
 import streamlit as st
 
@@ -12,6 +9,7 @@ from app import wiring
 from components.settings_panel import current_values
 from core.kb import SUFFIXES, KnowledgeBaseError
 from core.models import ModelUnavailable
+from core.paths import ENV, PathNotAllowed
 
 st.set_page_config(page_title="Knowledge base · Answerability Workbench", page_icon="📚", layout="wide")
 
@@ -23,8 +21,15 @@ values = current_values()
 
 def open_folder() -> None:
     text = st.session_state.get("aw_kb_path", "").strip()
-    if text:
-        st.session_state[wiring.KB_KEY] = wiring.remember_kb(wiring.resolve_folder(text))
+    if not text:
+        return
+    try:
+        folder = wiring.allowed_path(text)
+        if not folder.is_dir():
+            raise PathNotAllowed(f"{text} is not a folder.")
+        st.session_state[wiring.KB_KEY] = wiring.remember_kb(folder)
+    except PathNotAllowed as exc:
+        st.session_state[REPORT] = {"errors": [str(exc)]}
 
 
 def progress_bar(label: str):
@@ -35,11 +40,17 @@ def progress_bar(label: str):
     return update
 
 
-def reindex(folder: Path) -> None:
+def reindex(folder: Path, created: bool = False) -> None:
+    """Index ``folder`` and select it; a KB this upload ``created`` that fails to index is removed."""
     try:
         kb = wiring.reindex(folder, values, progress_bar(f"Indexing {wiring.display_path(folder)}"))
     except (KnowledgeBaseError, ModelUnavailable, ValueError) as exc:
-        st.session_state[REPORT] = {"errors": [str(exc)]}
+        st.session_state[REPORT] = st.session_state.get(REPORT, {}) | {"errors": [str(exc)]}
+        if created:
+            wiring.discard_new_kb(folder)
+            st.session_state[REPORT]["errors"].append(f"{wiring.display_path(folder)} was removed again: nothing "
+                                                      "of this upload was kept.")
+            st.rerun()
     else:
         stats = kb.stats
         st.session_state[REPORT] = st.session_state.get(REPORT, {}) | {"indexed": (
@@ -61,7 +72,9 @@ left, right = st.columns([2, 2], vertical_alignment="bottom")
 left.selectbox("Knowledge base", choices, key=wiring.KB_KEY, persist_state="session",
                help="Also the KB the Inspect page analyses against.")
 right.text_input("…or open a folder (relative to the project, or absolute)", key="aw_kb_path",
-                 on_change=open_folder, placeholder="e.g. kbs/my_docs")
+                 on_change=open_folder, placeholder="e.g. kbs/my_docs",
+                 help=f"Only folders under kbs/ and sample_kb/, or under a root the server was started with in "
+                      f"{ENV} (several separated by ':').")
 
 report = st.session_state.pop(REPORT, None)
 if report:
@@ -122,20 +135,21 @@ if target == "a new knowledge base":
 # A fresh key after each upload empties the uploader, so the same files are not added twice.
 files = st.file_uploader("Documents", accept_multiple_files=True, key=f"aw_upload_{st.session_state.get(UPLOADS, 0)}")
 if st.button("Add and index", type="primary", key="aw_add", disabled=not files):
+    created = target == "a new knowledge base"
     try:
-        if target == "a new knowledge base":
+        if created:
             dest = wiring.new_kb_folder(wiring.resolve_folder(st.session_state.get("aw_kb_base", "kbs")),
                                         st.session_state.get("aw_kb_name", ""))
         else:
-            dest = folder
-    except ValueError as exc:
+            dest = wiring.allowed_path(str(folder))
+    except ValueError as exc:  # PathNotAllowed too
         st.error(str(exc))
     else:
         result = wiring.add_files(dest, [(f.name, f.getvalue()) for f in files])
         st.session_state[UPLOADS] = st.session_state.get(UPLOADS, 0) + 1
         st.session_state[REPORT] = {"skipped": result.skipped, "notes": result.notes}
         if result.added:
-            reindex(dest)
+            reindex(dest, created)
         else:
             st.session_state[REPORT]["errors"] = ["No file could be added, so the index was not changed."]
             st.rerun()

@@ -1,13 +1,8 @@
 """Evaluate the gate on a labelled set: metrics, confusion matrices, sweeps, calibration and the learned
 gate, all re-computed from cached traces as the sidebar's gate sliders move (no model call)."""
 import hashlib
-import sys
 import time
 from pathlib import Path
-
-# `streamlit run` puts only app/ on the import path; the pages import core/, components/ and app/.
-if (ROOT := str(Path(__file__).resolve().parents[2])) not in sys.path:
-    sys.path.insert(0, ROOT)
 
 import numpy as np
 import streamlit as st
@@ -17,14 +12,15 @@ from components import evaluation as ev
 from components.common import md
 from components.settings_panel import apply_values, render_settings
 from core import settings as settings_mod
-from core.evaluation import (BatchRunner, DatasetError, LearnedGate, Objective, evaluate, load_dataset,
+from core.evaluation import (BatchRunner, DatasetError, Objective, evaluate, load_dataset,
                              prediction_records, regate, suggest_thresholds, sweep, sweep_2d)
 from core.evaluation import metrics as M
 from core.evaluation.calibration import GATE_SETTINGS, SWEEP_METRICS, signal_report
 from core.evaluation.importers import FORMATS
-from core.evaluation.learned_gate import cross_validate
+from core.evaluation.learned_gate import cross_validate, fit_learned_gate
 from core.kb import KnowledgeBaseError
 from core.models import ModelUnavailable
+from core.paths import ENV, PathNotAllowed
 from core.types import ACTIONS
 
 st.set_page_config(page_title="Evaluate · Answerability Workbench", page_icon="📊", layout="wide")
@@ -34,6 +30,9 @@ LEARNED = "aw_eval_learned"  # {"id", "codes", "probs"}: the learned gate's out-
 SUGGESTION = "aw_eval_suggestion"  # {"id", "suggestion"}: thresholds suggested for this run
 TO_INSPECT = "aw_eval_open"  # an item to open on Inspect (set by a callback, acted on in the body)
 UPLOADS = wiring.ROOT / ".cache" / "eval" / "uploads"
+RATE_FILE = wiring.ROOT / ".cache" / "eval" / "rate.json"  # seconds per item measured on the last run
+TRANSFER = "aw_eval_transfer_rows"
+TABS = ["Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Signal strength"]
 SHARED = wiring.ROOT.parent / "shared" / "data"
 SOURCES = {  # label -> (format, path); the shared files only where they exist
     "Sample KB questions": ("jsonl", wiring.SAMPLE_QUESTIONS),
@@ -57,8 +56,14 @@ def source_form():
                                   "project's own schema (sample_kb/questions.jsonl), questions about the selected KB.")
         path = None
         if source == OTHER:
-            typed = st.text_input("Path of the file (relative paths start at the project root)", key="aw_eval_path")
-            path = wiring.resolve_folder(typed) if typed.strip() else None
+            typed = st.text_input("Path of the file (relative paths start at the project root)", key="aw_eval_path",
+                                  help=f"Only files under kbs/ and sample_kb/, or under a root the server was started "
+                                       f"with in {ENV}.")
+            try:
+                path = wiring.allowed_path(typed) if typed.strip() else None
+            except PathNotAllowed as exc:
+                st.error(str(exc))
+                path = None
         else:
             upload = st.file_uploader("Labelled file", type=["json", "jsonl"], key="aw_eval_upload")
             if upload is not None:
@@ -80,21 +85,27 @@ def source_form():
     return fmt, Path(path), setting, int(limit) or None, None if seed < 0 else int(seed)
 
 
-def progress_bar(total_hint: str):
-    bar = st.progress(0.0, text=f"Analysing {total_hint}…")
-    started = time.perf_counter()
-    first: list[int] = []  # items already cached when the run began (the first report)
+class Progress:
+    """The run's progress bar; it measures the rate of the items analysed now (cached ones excluded),
+    which estimates the time left and, kept on disk, the next run's duration."""
 
-    def update(done: int, total: int, stage: str) -> None:
-        if not first:
-            first.append(done)
-        analysed = done - first[0]
-        elapsed = time.perf_counter() - started
-        rate = analysed / elapsed if analysed and elapsed > 0 else 0.0
+    def __init__(self, total_hint: str):
+        self.bar = st.progress(0.0, text=f"Analysing {total_hint}…")
+        self.started = time.perf_counter()
+        self.first: int | None = None  # items already cached when the run began (the first report)
+        self.analysed = 0
+
+    def __call__(self, done: int, total: int, stage: str) -> None:
+        if self.first is None:
+            self.first = done
+        self.analysed = done - self.first
+        rate = self.analysed / self.elapsed() if self.analysed else 0.0
         eta = f" · about {(total - done) / rate:.0f} s left" if rate else ""
-        bar.progress(min(1.0, done / total) if total else 1.0,
-                     text=f"{stage}: {done}/{total} items" + (f" · {rate:.2f} items/s{eta}" if rate else ""))
-    return update
+        self.bar.progress(min(1.0, done / total) if total else 1.0,
+                          text=f"{stage}: {done}/{total} items" + (f" · {rate:.2f} items/s{eta}" if rate else ""))
+
+    def elapsed(self) -> float:
+        return max(time.perf_counter() - self.started, 1e-9)
 
 
 def analyse(choice, values) -> None:
@@ -105,8 +116,10 @@ def analyse(choice, values) -> None:
         wiring.load_models()
         bar = st.empty()
         with bar.container():
-            run = BatchRunner(values, progress=progress_bar(dataset.describe()), show_bar=False).run(dataset)
+            progress = Progress(dataset.describe())
+            run = BatchRunner(values, progress=progress, show_bar=False).run(dataset)
         bar.empty()
+        ev.record_rate(RATE_FILE, progress.analysed, progress.elapsed())
     except (DatasetError, KnowledgeBaseError, ModelUnavailable, ValueError) as exc:
         st.error(str(exc))
         return
@@ -199,7 +212,7 @@ def comparison(run, run_id, gated, values) -> None:
     save, use, _ = st.columns([1, 1, 2])
     if save.button("Fit on all items and save for Inspect", key="aw_eval_save_gate",
                    help="Writes gates/<set>.json and switches the sidebar's gate model to it."):
-        gate = LearnedGate.fit(run.table, run.gold, calibration=calibration, precision_floor=floor,
+        gate = fit_learned_gate(run.table, run.gold, calibration=calibration, precision_floor=floor,
                                info={"dataset": run.dataset.describe(),
                                      "out_of_fold_macro_f1": learned_m["macro_f1"]})
         target = wiring.ROOT / "gates" / f"{Path(run.dataset.path).stem}-{run.dataset.format}.json"
@@ -264,7 +277,7 @@ def calibrate(run, run_id, values) -> None:
         except ValueError as exc:
             st.error(str(exc))
         else:
-            st.session_state[SUGGESTION] = {"id": run_id, "suggestion": found, "from": dict(values)}
+            st.session_state[SUGGESTION] = {"id": run_id, "suggestion": found, "from": dict(values), "goal": goal}
     stored = st.session_state.get(SUGGESTION)
     if not stored or stored["id"] != run_id:
         return
@@ -274,9 +287,18 @@ def calibrate(run, run_id, values) -> None:
     ev.render_headline(found.out_of_fold, M.action_metrics(run.gold, regate(run.table, stored["from"]).codes))
     st.dataframe([{"setting": k, "was": stored["from"][k], "suggested": v} for k, v in found.changed.items()]
                  or [{"setting": "—", "was": "", "suggested": "no change"}], hide_index=True)
+    goal = stored["goal"]
+    suggested = goal.score(np.asarray(found.out_of_fold["confusion"]["matrix"]))
+    current = goal.score(np.asarray(M.action_metrics(run.gold, regate(run.table, values).codes)["confusion"]["matrix"]))
+    worse = suggested < current
+    if worse:
+        st.warning(f"The suggested thresholds score worse than the sliders' current ones: {goal.describe()} "
+                   f"{suggested:.3f} out-of-fold against {current:.3f} for the current settings on the same items. "
+                   "Applying them would make the gate worse on this set.")
     left, right, _ = st.columns([1, 1, 2])
-    left.button("Apply to the sliders", key="aw_eval_apply", on_click=apply_values,
-                args=({**values, **found.changed},), disabled=not found.changed)
+    left.button("Apply to the sliders (they score worse)" if worse else "Apply to the sliders", key="aw_eval_apply",
+                on_click=apply_values, args=({**values, **found.changed},), disabled=not found.changed,
+                help=f"Suggested {suggested:.3f} out-of-fold vs current {current:.3f} ({goal.describe()}).")
     right.download_button("Download as preset", settings_mod.preset_json({**values, **found.changed}),
                           file_name="calibrated-preset.json", mime="application/json", key="aw_eval_preset",
                           on_click="ignore")
@@ -309,8 +331,38 @@ def items_table(run, gated) -> None:
 def go_to_inspect(run, item_id: str) -> None:
     for item, trace in zip(run.items, run.traces):
         if item.id == item_id:
-            wiring.fill_inspect_form(item.question, item.scenario, item.history, trace.kb)
+            try:
+                wiring.fill_inspect_form(item.question, item.scenario, item.history, trace.kb)
+            except PathNotAllowed as exc:
+                st.error(str(exc))
+                return
             st.switch_page("Inspect.py")
+
+
+def transfer(values) -> None:
+    """The transfer table (``bench/bench_transfer.py``): the sliders, the declared defaults and the general
+    learned gate on every report set, none of which any of them was fitted on."""
+    from core.evaluation.transfer import configurations, report_sets, table_rows
+    with st.expander("Transfer: every report set at once", expanded=TRANSFER in st.session_state):
+        st.caption("ShARC dev half A, ContractNLI dev, the held-out SQuAD articles and the sample KB's two question "
+                   "sets, gated by the current sliders, the declared defaults and the general learned gate. The "
+                   "calibrators, defaults and learned gate were fitted on ../shared/data/train only. Each set is "
+                   "analysed once (cached); the first run of all of them takes tens of minutes.")
+        if st.button("Compute the transfer table", key="aw_eval_transfer"):
+            try:
+                sets = report_sets()
+            except DatasetError as exc:
+                st.error(f"A report set cannot be read: {exc}")
+                return
+            bar = st.progress(0.0, text="Analysing the report sets…")
+            runs = {}
+            for k, (name, dataset) in enumerate(sets.items()):
+                bar.progress(k / len(sets), text=f"Analysing {name} ({len(dataset.items)} items)…")
+                runs[name] = BatchRunner(values, show_bar=False).run(dataset)
+            bar.empty()
+            st.session_state[TRANSFER] = table_rows(runs, {"current sliders": values, **configurations()})
+        if TRANSFER in st.session_state:
+            st.dataframe(ev.transfer_rows(st.session_state[TRANSFER]), hide_index=True, width="stretch")
 
 
 values = render_settings()
@@ -318,14 +370,17 @@ st.title("Evaluate on labelled data", anchor=False)
 st.caption("Analyse a labelled set once (each trace is cached on disk, so a second run, or a run interrupted by "
            "leaving the page, resumes where it stopped); every figure below is then re-gated from the cached "
            "signals as the sidebar's gate sliders move.")
+transfer(values)
 choice = source_form()
 stored_run = st.session_state.get(RUN)
 if st.button("Analyse", type="primary", key="aw_eval_go", disabled=choice is None):
     analyse(choice, values)
     stored_run = st.session_state.get(RUN)
 if stored_run is None:
-    st.info("Choose a labelled set and press **Analyse**. The sample KB's 72 questions take about two minutes the "
-            "first time; ShARC and ContractNLI have about 1,000 items each (use *Items* for a quick look).")
+    n_sample = len(wiring.sample_questions())
+    st.info(f"Choose a labelled set and press **Analyse**. The sample KB's {n_sample} questions take "
+            f"{ev.duration_text(n_sample, ev.measured_rate(RATE_FILE))} the first time; ShARC and ContractNLI have "
+            "about 1,000 items each (use *Items* for a quick look).")
     st.stop()
 run = stored_run["run"]
 if TO_INSPECT in st.session_state:
@@ -338,8 +393,9 @@ if values["gate_model"] == "learned":
     st.caption("The sidebar's gate model is *learned*: on this page the rule gate's figures still use the rules; "
                "the learned gate is compared below.")
 gated = regate(run.table, values)
+# A key keeps the open tab across reruns (a button or a filter in a tab used to reopen Overview).
 overview_tab, compare_tab, sweep_tab, calibrate_tab, items_tab, signals_tab = st.tabs(
-    ["Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Signal strength"])
+    TABS, key="aw_eval_tab", on_change="rerun")
 with overview_tab:
     overview(run, gated, values)
 with compare_tab:

@@ -8,12 +8,13 @@
 
 The same is on the command line as ``python -m core eval`` and ``python -m core calibrate``.
 """
-from core.evaluation.calibration import (Gated, Objective, SignalTable, Suggestion, regate, save_suggestion,
-                                         suggest_thresholds, sweep, sweep_2d)
+from core.evaluation.calibration import Objective, Suggestion, save_suggestion, suggest_thresholds, sweep, sweep_2d
 from core.evaluation.importers import FORMATS, Dataset, DatasetError, LabelledItem, load_dataset
-from core.evaluation.learned_gate import LearnedGate
+from core.evaluation.learned_gate import fit_learned_gate
 from core.evaluation.runner import BatchRunner, RunResult, evaluate, prediction_records
+from core.gate.learned import LearnedGate
+from core.gate.table import Gated, SignalTable, regate
 
 __all__ = ["FORMATS", "BatchRunner", "Dataset", "DatasetError", "Gated", "LabelledItem", "LearnedGate",
-           "Objective", "RunResult", "SignalTable", "Suggestion", "evaluate", "load_dataset",
+           "Objective", "RunResult", "SignalTable", "Suggestion", "evaluate", "fit_learned_gate", "load_dataset",
            "prediction_records", "regate", "save_suggestion", "suggest_thresholds", "sweep", "sweep_2d"]

@@ -82,34 +82,39 @@ def _run_dataset(args, values):
     dataset = load_dataset(args.format, args.path, setting=args.setting, limit=args.limit,
                            seed=args.sample_seed, kb_folder=args.kb)
     print(dataset.describe(), file=sys.stderr)
-    run_ = BatchRunner(values, args.cache, show_bar=not args.quiet).run(dataset)
+    runner = BatchRunner(values, args.cache, show_bar=not args.quiet)
+    run_ = runner.run(dataset)
     print(run_.summary(), file=sys.stderr)
     for item_id, error in list(run_.errors.items())[:5]:
         print(f"  could not analyse {item_id}: {error}", file=sys.stderr)
     if not run_.traces:
         raise ValueError("no item could be analysed, so there is nothing to score")
-    return run_
+    return runner, run_
 
 
 def cmd_eval(args, values) -> int:
-    from core.evaluation.calibration import regate
-    from core.evaluation.learned_gate import LearnedGate
+    from core.gate.table import regate
     from core.evaluation.runner import evaluate, prediction_records
+    from core.gate.learned import LearnedGate
     gate = LearnedGate.load(args.learned_gate) if args.learned_gate else None
-    run_ = _run_dataset(args, values)
+    runner, run_ = _run_dataset(args, values)
     gated = regate(run_.table, values)
-    report = {"rule_gate": evaluate(run_, gated.codes), "settings": values,
+    print("writing the responses…", file=sys.stderr)
+    outcomes = runner.outcomes(run_, values)
+    report = {"rule_gate": evaluate(run_, gated.codes, outcomes=outcomes), "settings": values,
               "run": {"analysed": run_.analysed, "cached": run_.cached, "seconds": round(run_.seconds, 2),
                       "index_seconds": round(run_.index_seconds, 2), "items_per_second": run_.rate,
                       "errors": run_.errors, "cache": run_.cache_file}}
-    files = {"predictions.jsonl": prediction_records(run_, gated.codes, gated.rules)}
+    files = {"predictions.jsonl": prediction_records(run_, gated.codes, gated.rules, outcomes=outcomes)}
     print(_report_text(report["rule_gate"], "rule gate"))
     if gate is not None:
         codes, probs = gate.predict(run_.table)
+        learned = runner.outcomes(run_, {**values, "gate_model": "learned",
+                                          "learned_gate_file": str(Path(args.learned_gate).resolve())})
         report["learned_gate"] = evaluate(run_, codes, answer_score=probs[:, 0], ask_score=probs[:, 1],
-                                          score_names=("P(ANSWER)", "P(ASK)"))
+                                          score_names=("P(ANSWER)", "P(ASK)"), outcomes=learned)
         report["learned_gate"]["file"] = args.learned_gate
-        files["predictions_learned.jsonl"] = prediction_records(run_, codes, probabilities=probs)
+        files["predictions_learned.jsonl"] = prediction_records(run_, codes, probabilities=probs, outcomes=learned)
         print()
         print(_report_text(report["learned_gate"], f"learned gate {args.learned_gate}"))
     out = Path(args.out)
@@ -122,14 +127,15 @@ def cmd_eval(args, values) -> int:
 
 
 def cmd_calibrate(args, values) -> int:
-    from core.evaluation.calibration import Objective, regate, save_suggestion, signal_report, suggest_thresholds
-    from core.evaluation.learned_gate import LearnedGate, cross_validate
+    from core.evaluation.calibration import Objective, save_suggestion, signal_report, suggest_thresholds
+    from core.gate.table import regate
+    from core.evaluation.learned_gate import cross_validate, fit_learned_gate
     if args.objective == "coverage" and args.max_hallucination is None:
         raise ValueError("--objective coverage needs --max-hallucination RATE (e.g. 0.1)")
     if args.folds < 2:
         raise ValueError(f"--folds must be at least 2, not {args.folds}")
     objective = Objective(metric=args.objective, max_hallucination=args.max_hallucination)
-    run_ = _run_dataset(args, values)
+    _, run_ = _run_dataset(args, values)
     table, gold, ctx = run_.table, run_.gold, run_.has_context
     rows: dict[str, dict[str, Any]] = {}
     ask_sel = ctx & ((gold == M.ANSWER) | (gold == M.ASK))
@@ -150,7 +156,7 @@ def cmd_calibrate(args, values) -> int:
         fit = {"calibration": args.calibration, "precision_floor": args.precision_floor}
         codes, probs = cross_validate(table, gold, folds=args.folds, **fit)
         rows["learned gate (out-of-fold)"] = row(M.action_metrics(gold, codes), probs[:, 1])
-        gate = LearnedGate.fit(table, gold, folds=args.folds, info={"dataset": run_.dataset.describe()}, **fit)
+        gate = fit_learned_gate(table, gold, folds=args.folds, info={"dataset": run_.dataset.describe()}, **fit)
         gate.save(args.learned_gate)
         report["learned_gate"] = args.learned_gate
     save_suggestion(suggestion, args.out)
@@ -174,8 +180,12 @@ def _report_text(report: dict[str, Any], title: str) -> str:
     lines = [M.format_metrics(report["actions"], f"{title} — {report['dataset']}")]
     ans, ev, auc, rc = report["answers"], report["evidence"], report["auroc_answer_vs_ask"], report["risk_coverage"]
     if ans["n"]:
-        lines.append(f"  answers: EM {M._fmt(ans['exact_match'])}  F1 {M._fmt(ans['f1'])}  over {ans['n']} answered "
-                     f"of {ans['with_gold']} with gold answers")
+        lines.append(f"  answers ({ans['source']}): EM {M._fmt(ans['exact_match'])}  F1 {M._fmt(ans['f1'])}  over "
+                     f"{ans['n']} answered of {ans['with_gold']} with gold answers")
+    if "response_actions" in report:
+        written = report["response_actions"]
+        lines.append(f"  after the answer-level checks: accuracy {M._fmt(written['accuracy'])}  "
+                     f"macro-F1 {M._fmt(written['macro_f1'])}")
     if ev["n"]:
         lines.append(f"  evidence: precision {M._fmt(ev['precision'])}  recall {M._fmt(ev['recall'])}  "
                      f"over {ev['n']} items with gold evidence")

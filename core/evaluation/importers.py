@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from core.text import jsonl_records
 from core.types import ACTIONS
 
 DEFAULT_KB_FOLDER = Path(__file__).resolve().parents[2] / "sample_kb" / "documents"
@@ -223,6 +224,14 @@ def _history(turns: Any, where: _Where, q_key: str, a_key: str) -> tuple[tuple[s
     return tuple(out)
 
 
+def _jsonl(text: str, path: str):
+    """(line number, object) for each line of a JSONL dataset; DatasetError at the first bad line."""
+    for n, obj, error in jsonl_records(text):
+        if error:
+            raise DatasetError(f"{path}:{n}: {error}")
+        yield n, obj
+
+
 def _title_of(text: str, fallback: str) -> str:
     """The first non-empty line without markdown heading marks, cut at a word within 80 characters."""
     for line in text.splitlines():
@@ -322,7 +331,7 @@ def read_squad2(text: str, path: str) -> list[LabelledItem]:
     data = _parse_json(text, path)
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise DatasetError(f"{path}: a SQuAD 2.0 file is an object with a 'data' list of articles")
-    from core.kb import split_sentences
+    from core.text import split_sentences
     items = []
     for a, article in enumerate(data["data"], 1):
         if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
@@ -369,14 +378,7 @@ def read_hotpotqa(text: str, path: str) -> list[LabelledItem]:
         data = _parse_json(text, path)
         rows = [(None, obj) for obj in data]
     else:
-        rows = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((n, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        rows = [(n, obj) for n, obj in _jsonl(text, path)]
     items = []
     for k, (line, obj) in enumerate(rows, 1):
         if not isinstance(obj, dict):
@@ -412,13 +414,7 @@ def read_hotpotqa(text: str, path: str) -> list[LabelledItem]:
 def read_jsonl(text: str, path: str) -> list[LabelledItem]:
     """The ``sample_kb/questions.jsonl`` schema; its documents are a KB folder, given separately."""
     items = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{n}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    for n, obj in _jsonl(text, path):
         if not isinstance(obj, dict):
             raise DatasetError(f"{path}:{n}: expected a JSON object per line")
         where = _Where(path, text, "item", obj.get("id"), n)

@@ -24,12 +24,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from core import models
+from core import calibrated, models
 from core import settings as settings_mod
 from core.evaluation import metrics as M
-from core.evaluation.calibration import SignalTable
 from core.evaluation.importers import Dataset, Document, LabelledItem
 from core.gate import answer_polarity
+from core.gate.table import SignalTable
+from core.text import stable_hash
 from core.types import ACTIONS, Trace, from_dict, to_dict
 
 DEFAULT_CACHE = models.PROJECT_ROOT / ".cache" / "eval"
@@ -42,8 +43,7 @@ Progress = Callable[[int, int, str], None]
 
 def documents_key(documents: Sequence[Document]) -> str:
     """A content hash of a document set (order-independent): the KB's cache key."""
-    body = json.dumps(sorted(map(list, documents)), ensure_ascii=False)
-    return hashlib.sha256(body.encode()).hexdigest()[:16]
+    return stable_hash(sorted(map(list, documents)), length=16)
 
 
 def kb_folder(documents: Sequence[Document], cache_dir: Path) -> Path:
@@ -64,9 +64,9 @@ def _open_kb(folder: Path, values: Mapping[str, Any]):
     return KnowledgeBase.open(folder, values)
 
 
-def _make_pipeline(kb):
-    from core.pipeline import Pipeline
-    return Pipeline(kb)
+def _make_workbench(kb):
+    from core.service import Workbench
+    return Workbench(kb)
 
 
 # --- the trace cache --------------------------------------------------------------------
@@ -116,39 +116,48 @@ def model_stamp() -> dict[str, Any]:
 
 
 # Imported by the pipeline yet without effect on a trace (settings values are keyed themselves).
-NOT_ANALYSIS = {"gate", "settings"}
+# ``calibrated`` is pure arithmetic on a finished trace and re-applied whenever traces load, so
+# re-fitted calibrators or new calibrator features need no re-analysis.
+NOT_ANALYSIS = {"gate", "settings", "calibrated"}
 
 
 def analysis_modules() -> list[Path]:
-    """The source files of ``core.pipeline`` and every ``core`` module it imports, transitively
-    (read from the import statements, so the UI, the agents and the CLI are left out)."""
-    core = models.PROJECT_ROOT / "core"
-    todo, seen = ["pipeline"], set()
+    """The source files of ``core.pipeline`` and every ``core`` module (or package) it imports,
+    transitively (read from the import statements, so the UI, the agents and the CLI are left out)."""
+    root = models.PROJECT_ROOT
+    todo, seen, files = ["core.pipeline"], set(), set()
     while todo:
         name = todo.pop()
-        if name in seen or name in NOT_ANALYSIS or not (core / f"{name}.py").exists():
+        if name in seen or name.split(".")[1] in NOT_ANALYSIS:
             continue
         seen.add(name)
-        for node in ast.walk(ast.parse((core / f"{name}.py").read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module == "core":
-                todo += [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core."):
-                todo.append(node.module.split(".")[1])
+        path = _module_file(root, name)
+        if path is None:  # a name imported from a module, not a module
+            continue
+        files.add(path)
+        todo += [".".join(name.split(".")[:k]) for k in range(2, name.count(".") + 1)]  # its packages run too
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core"):
+                todo += [node.module] * (node.module != "core") + [f"{node.module}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
-                todo += [a.name.split(".")[1] for a in node.names if a.name.startswith("core.")]
-    return sorted(core / f"{name}.py" for name in seen)
+                todo += [a.name for a in node.names if a.name.startswith("core.")]
+    return sorted(files)
+
+
+def _module_file(root: Path, name: str) -> Path | None:
+    base = root.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
 
 
 def code_stamp() -> str:
     """A hash of the analysis code: traces made by older pipeline code are not reused."""
     digest = hashlib.sha1()
     for path in analysis_modules():
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        digest.update(path.relative_to(models.PROJECT_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
-
-
-def _hash(*parts: Any) -> str:
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 # --- results ----------------------------------------------------------------------------
@@ -194,25 +203,25 @@ class RunResult:
 class BatchRunner:
     """Analyse every item of a dataset once, caching traces on disk.
 
-    ``open_kb(folder, values)`` and ``make_pipeline(kb)`` default to
-    ``KnowledgeBase.open`` and ``Pipeline``; tests pass fakes.
+    ``open_kb(folder, values)`` and ``make_workbench(kb)`` default to ``KnowledgeBase.open`` and
+    ``core.service.Workbench``; tests pass fakes. ``outcomes`` then writes each trace's response.
     """
 
     def __init__(self, values: Mapping[str, Any] | None = None, cache_dir: str | Path | None = None, *,
                  progress: Progress | None = None, show_bar: bool = True,
                  open_kb: Callable[[Path, Mapping[str, Any]], Any] | None = None,
-                 make_pipeline: Callable[[Any], Any] | None = None):
+                 make_workbench: Callable[[Any], Any] | None = None):
         self.values = settings_mod.resolve(values)
         self.cache_dir = Path(cache_dir) if cache_dir else DEFAULT_CACHE
         self.progress = progress
         self.show_bar = show_bar
         self.open_kb = open_kb or _open_kb
-        self.make_pipeline = make_pipeline or _make_pipeline
+        self.make_workbench = make_workbench or _make_workbench
 
     def run_key(self) -> str:
         """What every cached trace depends on besides its item: non-gate settings, models, analysis code."""
         analysis = {k: v for k, v in self.values.items() if settings_mod.BY_NAME[k].stage != "gate"}
-        return _hash(analysis, model_stamp(), code_stamp())
+        return stable_hash(analysis, model_stamp(), code_stamp(), length=16)
 
     def cache_path(self, dataset: Dataset) -> Path:
         stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(dataset.path).stem)
@@ -241,16 +250,16 @@ class BatchRunner:
                 report(done, len(dataset.items), "index")
                 opening = time.perf_counter()
                 if folder_kb is not None:
-                    pipeline, kb_error = self.make_pipeline(folder_kb), None
+                    workbench, kb_error = self.make_workbench(folder_kb), None
                 else:
-                    pipeline, kb_error = self._pipeline_for(dataset.documents_for(group[0]))
+                    workbench, kb_error = self._workbench_for(dataset.documents_for(group[0]))
                 index_seconds += time.perf_counter() - opening
                 for item in group:
                     record = {"key": keys[item.id], "id": item.id}
                     if kb_error:
                         record["error"] = kb_error
                     else:
-                        record.update(self._analyse(pipeline, item))
+                        record.update(self._analyse(workbench, item))
                     cache.add(record)
                     records[record["key"]] = record
                     done += 1
@@ -269,32 +278,41 @@ class BatchRunner:
                 errors[item.id] = record["error"]
             else:
                 items.append(item)
-                traces.append(from_dict(Trace, record["trace"]))
+                # the calibrated signals are pure arithmetic on the trace: recomputed, so re-fitted
+                # calibrators apply to cached traces without re-analysis
+                traces.append(calibrated.with_probabilities(from_dict(Trace, record["trace"])))
         return RunResult(dataset=dataset, items=tuple(items), traces=tuple(traces), errors=errors,
                          analysed=len(todo), cached=cached, seconds=seconds, index_seconds=index_seconds,
                          values=dict(self.values),
                          cache_file=str(cache.path))
 
-    def _pipeline_for(self, documents: Sequence[Document]) -> tuple[Any, str | None]:
+    def _workbench_for(self, documents: Sequence[Document]) -> tuple[Any, str | None]:
         from core.kb import KnowledgeBaseError
         if not documents:
             return None, "the item has no documents to form a knowledge base from"
         try:
-            return self.make_pipeline(self.open_kb(kb_folder(documents, self.cache_dir), self.values)), None
+            return self.make_workbench(self.open_kb(kb_folder(documents, self.cache_dir), self.values)), None
         except KnowledgeBaseError as exc:
             return None, f"its knowledge base could not be built: {exc}"
 
-    def _analyse(self, pipeline, item: LabelledItem) -> dict[str, Any]:
+    def outcomes(self, run: "RunResult", values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Item id → ``core.service.Outcome`` of its cached trace: decided with ``values`` (default: the
+        run's) and the response written, as ``python -m core ask`` and the Inspect page write it."""
+        from core.service import conclude
+        values = settings_mod.resolve(values if values is not None else self.values)
+        return {item.id: conclude(trace, values) for item, trace in zip(run.items, run.traces)}
+
+    def _analyse(self, workbench, item: LabelledItem) -> dict[str, Any]:
         from core.pipeline import make_query
         try:
             query = make_query(item.question, item.scenario, item.history)
-            return {"trace": to_dict(pipeline.analyze(query, self.values))}
+            return {"trace": to_dict(workbench.analyze(query, self.values))}
         except ValueError as exc:  # InputError and the stages' own input checks: the item is unusable
             return {"error": str(exc)}
 
 
 def _item_key(item: LabelledItem, docs_key: str) -> str:
-    return _hash(item.id, item.question, item.scenario, item.history, docs_key)
+    return stable_hash(item.id, item.question, item.scenario, item.history, docs_key, length=16)
 
 
 def _bar(total: int, initial: int):
@@ -322,24 +340,37 @@ def predicted_evidence(trace: Trace, limit: int = EVIDENCE_PER_ITEM) -> list[str
     return out
 
 
-def predicted_answers(run: RunResult, codes: np.ndarray) -> list[str | None]:
-    """The yes/no an ANSWER gives when the conditions decide it (answer text comes from the agents later)."""
+def predicted_answers(run: RunResult, codes: np.ndarray,
+                      outcomes: Mapping[str, Any] | None = None) -> list[str | None]:
+    """Each item's answer: with ``outcomes`` (``BatchRunner.outcomes``) the answer the agents wrote
+    (None where the response is not an ANSWER, e.g. withheld by a grounding check); without, only
+    the yes/no an ANSWER gives when the user's conditions decide it."""
+    if outcomes is not None:
+        return [_written_answer(outcomes.get(item.id)) for item in run.items]
     return [answer_polarity(ACTIONS[code], outcome) or None for code, outcome in zip(codes, run.table.outcome)]
+
+
+def _written_answer(outcome) -> str | None:
+    return outcome.response.answer or None if outcome is not None and outcome.action == "ANSWER" else None
 
 
 def prediction_records(run: RunResult, codes: np.ndarray, rules: Sequence[str] | None = None,
                        probabilities: np.ndarray | None = None,
-                       answers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """One JSON-ready row per item: gold, predicted action, rule, answer, evidence, signals, KB folder."""
-    polar = predicted_answers(run, codes)
+                       outcomes: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One JSON-ready row per item: gold, predicted action, rule, answer, evidence, signals, KB folder;
+    with ``outcomes`` also the response the user would read (its action and text)."""
+    answers = predicted_answers(run, codes, outcomes)
     rows = []
     for n, (item, trace) in enumerate(zip(run.items, run.traces)):
         row = {"id": item.id, "question": item.question, "scenario": item.scenario,
                "history": [list(t) for t in item.history], "gold": item.action, "action": ACTIONS[codes[n]],
                "correct": item.action == ACTIONS[codes[n]], "rule": rules[n] if rules is not None else None,
-               "answer": (answers or {}).get(item.id, polar[n]), "gold_answers": list(item.answers),
+               "answer": answers[n], "gold_answers": list(item.answers),
                "evidence": predicted_evidence(trace), "gold_evidence": list(item.evidence),
                "kb": trace.kb, "signals": to_dict(trace.signals), "extra": item.extra}
+        if outcomes is not None and item.id in outcomes:
+            response = outcomes[item.id].response
+            row["response"] = {"action": response.action, "kind": response.kind, "text": response.text}
         if probabilities is not None:
             row["probabilities"] = {a: float(p) for a, p in zip(ACTIONS, probabilities[n])}
         rows.append(row)
@@ -348,27 +379,32 @@ def prediction_records(run: RunResult, codes: np.ndarray, rules: Sequence[str] |
 
 def evaluate(run: RunResult, codes: np.ndarray, *, answer_score: np.ndarray | None = None,
              ask_score: np.ndarray | None = None, score_names: tuple[str, str] = ("answerability", "incompleteness"),
-             answers: Mapping[str, str] | None = None) -> dict[str, Any]:
+             outcomes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every metric of one configuration's actions on a run.
 
     ``answer_score`` orders items for the risk–coverage curve (default: the answerability
     signal A(q)); ``ask_score`` is the ANSWER-vs-ASK AUROC's score over items with a scenario
-    or history (default: incompleteness I(q)).
+    or history (default: incompleteness I(q)). With ``outcomes`` (the responses written for these
+    actions) answers are scored from the written answer text (EM/F1), and the actions the user
+    reads after the answer-level checks are scored too.
     """
     table = run.table
     answer_score = table.columns["answerability"] if answer_score is None else answer_score
     ask_score = table.columns["incompleteness"] if ask_score is None else ask_score
     gold = run.gold
-    polar = predicted_answers(run, codes)
-    predicted = [(answers or {}).get(i.id, polar[n]) for n, i in enumerate(run.items)]
     sel = run.has_context & ((gold == M.ANSWER) | (gold == M.ASK))
-    return {
+    report = {
         "dataset": run.dataset.describe(), "format": run.dataset.format, "setting": run.dataset.setting,
         "n_items": len(run.dataset.items), "n_analysed": len(run.items), "errors": len(run.errors),
         "actions": M.action_metrics(gold, codes),
-        "answers": M.answer_metrics([i.answers for i in run.items], predicted),
+        "answers": {"source": "written" if outcomes is not None else "polarity",
+                    **M.answer_metrics([i.answers for i in run.items], predicted_answers(run, codes, outcomes))},
         "evidence": M.evidence_metrics([i.evidence for i in run.items], [predicted_evidence(t) for t in run.traces]),
         "risk_coverage": {"score": score_names[0], **M.risk_coverage(gold == M.ANSWER, answer_score)},
         "auroc_answer_vs_ask": {"score": score_names[1], "n": int(sel.sum()),
                                 "value": M.auroc(gold[sel] == M.ASK, ask_score[sel])},
     }
+    if outcomes is not None:
+        written = M.codes([outcomes[i.id].action for i in run.items])
+        report["response_actions"] = M.action_metrics(gold, written)
+    return report

@@ -1,6 +1,8 @@
 """The three-action gate: a pure function of the trace's signals and the thresholds.
 
-Rules in priority order, after seed 002 v3 §5.3 (conflict → ASK; Amb → ASK; low Conf and
+The rules on by default read calibrated probabilities (``core.calibrated``, fitted on training
+data): the topic is absent, several documents could be meant, a condition failed, a condition is
+open, the fact is absent. The older rules over raw signals stay in the table, switchable, after seed 002 v3 §5.3 (conflict → ASK; Amb → ASK; low Conf and
 low Coverage → ABSTAIN), seed 004 layer 1 (a weak best score, or flat weak scores → ABSTAIN),
 seed 003 (topics the evidence leaves uncovered → ABSTAIN),
 seed 002 Eq. 21 (missing variables → ASK) and seed 000 (insufficient evidence →
@@ -8,28 +10,42 @@ ABSTAIN). The first enabled rule whose comparisons all hold decides; if none
 does, ANSWER. Every rule is evaluated and returned, so the UI can show each
 comparison with its numbers. No model is called here.
 
-One deliberate change of order: ambiguity is checked before the retrieval rules. A
+Two deliberate choices of order: ambiguity is checked before the retrieval rules — a
 question with a dangling pronoun ("Is he still alive?") retrieves nothing because it
-names nothing; asking what it refers to is the useful action, not abstaining.
+names nothing; asking what it refers to is the useful action, not abstaining — while
+several referents are checked last: asking which of two documents is meant presupposes
+that the knowledge base holds the answer and only the document is in doubt ("How do I
+renew my driving licence?" matches two NDAs equally, and neither says anything about it).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import operator
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from core import settings as settings_mod
-from core.types import Comparison, Decision, RuleResult, Signals, Trace
+from core.types import Comparison, Decision, RuleResult, Signals
+
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt, ">": operator.gt, ">=": operator.ge, "<=": operator.le, "==": operator.eq}
 
 
-def _cmp(signal: str, value: float, op: str, threshold: float) -> Comparison:
-    holds = {"<": value < threshold, ">": value > threshold, ">=": value >= threshold,
-             "<=": value <= threshold, "==": value == threshold}[op]
+def compare(signal: str, value: float, op: str, threshold: float) -> Comparison:
+    """One reported comparison ``value op threshold`` (the only place an operator is applied)."""
+    if op not in OPERATORS:
+        raise ValueError(f"unknown comparison operator {op!r}; use one of {', '.join(OPERATORS)}")
+    holds = OPERATORS[op](float(value), float(threshold))
     return Comparison(signal=signal, op=op, value=float(value), threshold=float(threshold), holds=bool(holds))
+
+
+_cmp = compare  # the rule table below reads best with a short name
 
 
 # Each rule: (name, action, comparisons(signals, thresholds), explanation).
 Rule = tuple[str, str, Callable[[Signals, Mapping[str, Any]], list[Comparison]], str]
 
 RULES: tuple[Rule, ...] = (
+    ("topic_absent", "ABSTAIN",
+     lambda s, t: [_cmp("p_topic", s.p_topic, "<", t["topic_min"])],
+     "The knowledge base is not about what the question asks (calibrated P(topic covered) is low)."),
     ("conflict_nli", "ASK",
      lambda s, t: [_cmp("nli_conflict", s.nli_conflict, ">", t["nli_conflict_max"])],
      "Two top passages contradict each other: ask which case applies."),
@@ -60,12 +76,18 @@ RULES: tuple[Rule, ...] = (
      lambda s, t: [_cmp("conditions_contradicted", s.n_contradicted, ">", 0),
                    _cmp("outcome_failed", float(s.condition_outcome == "failed"), "==", 1)],
      "The user's facts contradict a required condition: answer with the rule's negative outcome."),
+    ("condition_open", "ASK",
+     lambda s, t: [_cmp("p_open", s.p_open, ">", t["open_max"])],
+     "A condition the answer depends on is probably not settled by what the user said: ask about it."),
     ("missing_variables", "ASK",
      lambda s, t: [_cmp("incompleteness", s.incompleteness, ">", t["incompleteness_max"])],
      "A condition the answer depends on is not established: ask the user about it."),
     ("kg_var", "ASK",
      lambda s, t: [_cmp("kg_has_var", s.kg_has_var, "==", 1)],
      "A missing variable is anchored in the knowledge graph: it can be asked for."),
+    ("fact_absent", "ABSTAIN",
+     lambda s, t: [_cmp("p_fact", s.p_fact, "<", t["fact_min"])],
+     "The topic is covered but the asked fact is probably not stated (calibrated P(fact stated) is low)."),
     ("uncovered_topics", "ABSTAIN",
      lambda s, t: [_cmp("evidence_coverage", s.evidence_coverage, "<", t["evidence_coverage_min"]),
                    _cmp("outcome_decided", float(s.condition_outcome in ("satisfied", "failed")), "==", 0),
@@ -80,43 +102,58 @@ RULES: tuple[Rule, ...] = (
                    _cmp("outcome_satisfied", float(s.condition_outcome == "satisfied"), "==", 0),
                    _cmp("premise_supported", s.premise_supported, "==", 0)],
      "The evidence does not entail the claim: the topic is present but the needed fact is not."),
+    ("several_referents", "ASK",
+     lambda s, t: [_cmp("referents", s.n_referents, ">=", t["referents_min"])],
+     "Several documents match the question equally and it names nothing that tells them apart: ask which is meant."),
 )
 RULE_NAMES = tuple(r[0] for r in RULES)
 
+# What an ABSTAIN rule found, declared once for the refusal's text (core.agents) and its card
+# (components.action): the topic absent from the knowledge base, or the topic there and the asked
+# fact not (the answer checks too: they withhold an answer its sources do not support).
+TOPIC_ABSENT_RULES = frozenset({"no_passages", "topic_absent", "low_confidence", "low_retrieval", "score_gap",
+                                "kg_empty"})
+FACT_ABSENT_RULES = frozenset({"fact_absent", "uncovered_topics", "answer_type", "low_sufficiency",
+                               "answer_grounding", "hedging"})
 
-def decide(trace: Trace, thresholds: Mapping[str, Any] | None = None) -> Decision:
-    """ANSWER / ASK / ABSTAIN for a trace; ``thresholds`` override the declared defaults. With
-    ``gate_model=learned`` the learned gate decides and the rules are reported as they evaluated."""
-    values = settings_mod.resolve(thresholds)
-    decision = decide_signals(trace.signals, values, has_passages=bool(trace.passages))
-    if values["gate_model"] == "learned":
-        from core.evaluation.learned_gate import load_cached
-        return load_cached(values["learned_gate_file"]).as_decision(trace, decision, values["learned_gate_file"])
-    return decision
+
+def first_that_fires(candidates: Iterable[tuple[str, str, Sequence[Comparison], str, bool]],
+                     values: Mapping[str, Any], decided: RuleResult | None = None,
+                     ) -> tuple[tuple[RuleResult, ...], RuleResult | None]:
+    """Every candidate rule (name, action, comparisons, explanation, holds) evaluated in priority
+    order, and the first enabled one that holds (None if none does; ``decided`` if something
+    already decided, in which case none fires). A rule is enabled by its ``rule_<name>`` setting.
+    The gate and the answer-level checks both decide through this loop."""
+    results: list[RuleResult] = []
+    for name, action, comparisons, explanation, holds in candidates:
+        enabled = bool(values[f"rule_{name}"])
+        result = RuleResult(name, action, enabled, enabled and decided is None and bool(holds),
+                            tuple(comparisons), explanation)
+        results.append(result)
+        if result.fired:
+            decided = result
+    return tuple(results), decided
 
 
 def decide_signals(signals: Signals, values: Mapping[str, Any], has_passages: bool = True) -> Decision:
-    """The gate on bare signals (what batch re-gating over cached traces calls)."""
-    results: list[RuleResult] = []
-    decided: RuleResult | None = None
+    """The rule gate on bare signals (what batch re-gating over cached traces replays)."""
+    leading: tuple[RuleResult, ...] = ()
     if not has_passages:
-        decided = RuleResult("no_passages", "ABSTAIN", True, True, (),
-                             "The knowledge base returned no passages for this question.")
-        results.append(decided)
-    for name, action, compare, explanation in RULES:
-        enabled = bool(values[f"rule_{name}"])
-        comparisons = tuple(compare(signals, values))
-        fires = enabled and decided is None and all(c.holds for c in comparisons)
-        result = RuleResult(name, action, enabled, fires, comparisons, explanation)
-        results.append(result)
-        if fires:
-            decided = result
+        leading = (RuleResult("no_passages", "ABSTAIN", True, True, (),
+                              "The knowledge base returned no passages for this question."),)
+
+    def candidates():
+        for name, action, comparisons, explanation in RULES:
+            found = tuple(comparisons(signals, values))
+            yield name, action, found, explanation, all(c.holds for c in found)
+    results, decided = first_that_fires(candidates(), values, leading[0] if leading else None)
     if decided is None:
         decided = RuleResult("default_answer", "ANSWER", True, True, (),
                              "No rule objected: the evidence supports an answer.")
-        results.append(decided)
+        results += (decided,)
     return Decision(action=decided.action, rule=decided.name, reason=decided.explanation,
-                    rules=tuple(results), answer_polarity=answer_polarity(decided.action, signals.condition_outcome))
+                    rules=leading + results,
+                    answer_polarity=answer_polarity(decided.action, signals.condition_outcome))
 
 
 def answer_polarity(action: str, condition_outcome: str) -> str:

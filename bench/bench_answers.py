@@ -1,0 +1,148 @@
+"""Answer extraction: exact match / F1 of the value the ANSWER agent extracts.
+
+    .venv/bin/python bench/bench_answers.py [--skip-kb] [--show N]
+
+1. SQuAD 2.0 train, first 10 articles (../shared/data/train/squad2_train_first10.json, TRAINING
+   data), reading setting: each question against its own paragraph. Articles 1-5 were used to look
+   at errors while developing (DEVELOPMENT); articles 6-10 were not looked at and are the figures to
+   quote (HELD-OUT articles, not questions). Nothing is fitted on either. Only questions whose claim
+   asks for a typed value (a date, a person, a place, an amount, a number, a measure) get a value;
+   the rest are counted apart. For each: is a value found (``core.evidence.answer_value`` over the
+   paragraph's sentences, those sharing most question words first: the pipeline puts the NLI-best
+   sentence first, which needs the NLI model and is left out here), its SQuAD exact match and token
+   F1 against the gold answers, and on unanswerable questions how often a value is "found" anyway.
+   The baseline is the rule before issue 15: the first value of the asked type in the same sentence
+   order, with no check that the sentence is about the asked entity or the asked kind of value.
+
+2. The sample KB's questions (sample_kb/questions.jsonl, REPORT only, nothing tuned on it): every
+   gold-ANSWER item with a span answer (not Yes/No) is analysed by the pipeline and answered by the
+   ANSWER agent as if the gate had answered; EM/F1 against the gold answer, and whether the gold
+   answer appears in the response text.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core import models  # noqa: E402
+from core.claims import ClaimBuilder  # noqa: E402
+from core.evaluation.importers import read_squad2  # noqa: E402
+from core.evaluation.metrics import answer_f1, normalize_answer as normalize  # noqa: E402
+from core.evidence import VALUE_LABELS, answer_candidates, answer_value  # noqa: E402
+from core.text import split_sentences  # noqa: E402
+
+TRAIN = ROOT.parent / "shared" / "data" / "train"
+DEVELOPMENT_ARTICLES = 5
+
+
+def best_scores(prediction: str, golds) -> tuple[float, float]:
+    return (max(float(normalize(prediction) == normalize(g)) for g in golds),
+            max(answer_f1(prediction, g) for g in golds))
+
+
+def baseline_value(answer_type: str, sentences: list[str]) -> str:
+    """The first entity of the asked type in sentence order (the rule before issue 15, without its
+    nearest-word choice): no test that the sentence is about the asked entity or kind."""
+    wanted = VALUE_LABELS[answer_type]
+    for doc in models.parse(sentences):
+        for e in doc.ents:
+            if e.label_ in wanted:
+                return e.text
+    return ""
+
+
+def squad(path: Path, show: int) -> None:
+    items = read_squad2(path.read_text(), str(path))
+    titles = list(dict.fromkeys(i.extra["title"] for i in items))
+    claims = ClaimBuilder()
+    for part, chosen in (("DEVELOPMENT articles 1-5", titles[:DEVELOPMENT_ARTICLES]),
+                         ("HELD-OUT articles 6-10", titles[DEVELOPMENT_ARTICLES:])):
+        rows = {"answerable": [], "unanswerable": []}
+        untyped = Counter()
+        shown = 0
+        for item in (i for i in items if i.extra["title"] in chosen):
+            answerable = item.action == "ANSWER"
+            claim = claims.run(item.question)
+            if claim.answer_type not in VALUE_LABELS:
+                untyped["answerable" if answerable else "unanswerable"] += 1
+                continue
+            _, title, context = item.documents[0]
+            sentences = [s.text for s in split_sentences(context)]
+            order = [s for _, s in answer_candidates(item.question, [("", sentences)])]
+            found = answer_value(item.question, claim.answer_type, order, [title] * len(order))
+            value = found.value if found else ""
+            base = baseline_value(claim.answer_type, order)
+            if answerable:
+                em, fs = best_scores(value, item.answers) if value else (0.0, 0.0)
+                bem, bfs = best_scores(base, item.answers) if base else (0.0, 0.0)
+                rows["answerable"].append((bool(value), em, fs, bool(base), bem, bfs))
+                if value and not em and shown < show:
+                    shown += 1
+                    print(f"  --- {item.question!r} ({claim.answer_type}): got {value!r}, gold {item.answers[0]!r}")
+            else:
+                rows["unanswerable"].append((bool(value), bool(base)))
+        a, u = rows["answerable"], rows["unanswerable"]
+        n = len(a) or 1
+        print(f"SQuAD 2.0 train, {part} (TRAINING data, not fitted): {len(a)} typed answerable, "
+              f"{len(u)} typed unanswerable questions; untyped (no value asked): {dict(untyped)}")
+        print(f"  answer_value : found {sum(r[0] for r in a) / n:.3f}  EM {sum(r[1] for r in a) / n:.3f}  "
+              f"F1 {sum(r[2] for r in a) / n:.3f}  | found on unanswerable "
+              f"{sum(r[0] for r in u) / (len(u) or 1):.3f}")
+        print(f"  baseline     : found {sum(r[3] for r in a) / n:.3f}  EM {sum(r[4] for r in a) / n:.3f}  "
+              f"F1 {sum(r[5] for r in a) / n:.3f}  | found on unanswerable "
+              f"{sum(r[1] for r in u) / (len(u) or 1):.3f}")
+        found = [r for r in a if r[0]]
+        if found:
+            print(f"  answer_value precision when found: EM {sum(r[1] for r in found) / len(found):.3f}  "
+                  f"F1 {sum(r[2] for r in found) / len(found):.3f}")
+
+
+def sample_kb(show: int) -> None:
+    from core.agents import AnswerAgent
+    from core.kb import KnowledgeBase
+    from core.pipeline import Pipeline, make_query
+    from core.settings import resolve
+    from core.types import Decision
+
+    values = resolve({})
+    items = [json.loads(x) for x in (ROOT / "sample_kb" / "questions.jsonl").read_text().splitlines() if x.strip()]
+    items = [i for i in items if i["action"] == "ANSWER" and i.get("answer") and i["answer"] not in ("Yes", "No")]
+    pipeline = Pipeline(KnowledgeBase.open(ROOT / "sample_kb" / "documents", values))
+    answered = Decision("ANSWER", "default_answer", "scored as if the gate answered", ())
+    ems, f1s, contained = [], [], []
+    for item in items:
+        trace = pipeline.analyze(make_query(item["question"], item.get("scenario", ""), item.get("history", [])), values)
+        response = AnswerAgent().run(trace, answered)
+        em, fs = best_scores(response.answer, [item["answer"]])
+        ems.append(em)
+        f1s.append(fs)
+        contained.append(normalize(item["answer"]) in normalize(response.text))
+        if not em and show:
+            print(f"  --- {item['id']} {item['question']!r}: answer {response.answer[:80]!r}, gold {item['answer']!r}")
+    n = len(items) or 1
+    print(f"SAMPLE KB (REPORT only), {len(items)} gold-ANSWER questions with a span answer, answered as if the "
+          f"gate said ANSWER: EM {sum(ems) / n:.3f}  F1 {sum(f1s) / n:.3f}  gold in response text "
+          f"{sum(contained) / n:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--squad", default=str(TRAIN / "squad2_train_first10.json"))
+    parser.add_argument("--skip-kb", action="store_true", help="SQuAD only (no retrieval or NLI model)")
+    parser.add_argument("--skip-squad", action="store_true", help="the sample KB only")
+    parser.add_argument("--show", type=int, default=0, help="print this many wrong answers")
+    args = parser.parse_args()
+    if not args.skip_squad:
+        squad(Path(args.squad), args.show)
+    if not args.skip_kb:
+        sample_kb(args.show)
+
+
+if __name__ == "__main__":
+    main()

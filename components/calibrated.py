@@ -1,0 +1,41 @@
+"""The calibrated signals: each probability, the features that moved it, and how well it separates."""
+from __future__ import annotations
+
+import streamlit as st
+
+from components.common import md
+from core import calibrated
+from core.types import Trace
+
+HELP = ("Each probability is a small logistic model over named features of this trace, fitted on the "
+        "training data in ../shared/data/train (ShARC train trees, ContractNLI train, SQuAD train articles), "
+        "so a threshold means the same on every knowledge base. The features listed pushed the log-odds "
+        "up (+) or down (−); 'held-out AUROC' is how well the model separated its target on rule trees, "
+        "contracts or articles it was not fitted on (0.5 is chance).")
+
+
+def calibrated_rows(trace: Trace) -> list[dict]:
+    """One row per calibrated probability: its value, question, strongest features and held-out AUROC."""
+    values = calibrated.features(trace)
+    rows = []
+    for name, model in calibrated.load().items():
+        pushes = sorted(model.contributions(values).items(), key=lambda kv: -abs(kv[1]))[:3]
+        rows.append({"signal": name, "probability": round(getattr(trace.signals, name, model.probability(values)), 3),
+                     "asks": model.question,
+                     "strongest features": ", ".join(f"{f} {v:+.2f}" for f, v in pushes),
+                     "held-out AUROC": ", ".join(f"{d} {a:.2f}" for d, a in (model.held_out_auroc or {}).items()
+                                                 if a is not None and d != "all")})
+    return rows
+
+
+def render_calibrated(trace: Trace) -> None:
+    st.subheader("Calibrated signals", anchor=False, help=HELP)
+    try:
+        rows = calibrated_rows(trace)
+    except FileNotFoundError as exc:
+        st.error(str(exc))
+        return
+    st.dataframe(rows, hide_index=True, width="stretch")
+    refs = calibrated.referents(set(calibrated.tokenize(trace.query.question)), trace.passages)
+    if len(refs) > 1:
+        st.caption("The question could mean any of: " + "; ".join(md(r) for r in refs))

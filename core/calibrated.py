@@ -1,0 +1,228 @@
+"""Signals as calibrated probabilities: small logistic models over named features of the trace.
+
+Each probability answers one question the gate asks, and means the same on every knowledge base
+because it was fitted on several (``scripts/fit_signals.py``, on ``../shared/data/train`` only):
+
+- ``p_topic``: the knowledge base covers what the question is about;
+- ``p_fact``: the asked fact is stated in the evidence (given the topic is covered);
+- ``p_open``: some condition the answer depends on is not established by what the user said;
+- ``p_met``: every condition is met, so the answer is yes.
+
+Several referents are counted against the knowledge base rather than estimated from the wording
+(``referents``): on AmbigNQ the five surface heuristics of seed 002 §3.5 separate questions with
+several readings from those with one at AUROC 0.51, no better than chance.
+
+A model is data: its features, their standardisation, coefficients, intercept, what it was
+fitted on and its held-out AUROC, in one JSON file (``models/signals.json``). ``features(trace)``
+reads only the trace, so re-fitting needs no re-analysis, and the contributions of each feature
+(coefficient × standardised value) are shown in the workbench. No model is called here.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from core.text import STOPWORDS, tokenize
+from core.types import Trace
+
+DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
+PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met")
+# A list item or a conditional clause: each usually states one condition of a rule.
+CONDITION_MARKER = re.compile(r"(?m)^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s|\b(?:if|unless|only if|provided that|as long as)\b",
+                              re.IGNORECASE)
+TOP_CLOSE = 0.10  # passages whose fused score is within this of the best compete as referents
+
+
+def referents(question_terms: set[str], passages) -> tuple[str, ...]:
+    """The things the question could mean: the titles of the documents whose best passage scores
+    within ``TOP_CLOSE`` of the top one (documents that share a title — the paragraphs of one
+    article — are one thing; an untitled document is its own), unless the question names one of
+    them by a title word the others lack ("the Harlow Bridge" picks the bridge's article over the
+    town's; a question naming several is resolved to the first it names). Each is given by its
+    title (or document id). Several referents that the question cannot tell apart ("the agreement"
+    with two NDAs) are what a clarification resolves."""
+    if not passages:
+        return ()
+    best = passages[0].fused
+    shown: dict[str, str] = {}  # referent key → its title as written
+    titles: dict[str, set[str]] = {}
+    for p in passages:
+        key = " ".join(tokenize(p.passage.title)) or p.passage.doc_id
+        if best - p.fused <= TOP_CLOSE and key not in titles:
+            titles[key] = set(tokenize(p.passage.title))
+            shown[key] = p.passage.title or p.passage.doc_id
+    named = [k for k, words in titles.items()
+             if question_terms & (words - set().union(*(w for o, w in titles.items() if o != k)))]
+    return tuple(shown[k] for k in (named[:1] if named else titles))
+
+
+def _overlap(terms: set[str], text: str) -> float:
+    """Share of ``terms`` found among ``text``'s tokens (0 with no terms)."""
+    if not terms:
+        return 0.0
+    return len(terms & set(tokenize(text))) / len(terms)
+
+
+def unaddressed(trace: Trace, share: float = 0.5) -> int:
+    """Conditions nothing the user said touches: no answered follow-up, scenario sentence or the question
+    itself shares ``share`` of the condition's content words (a follow-up asked about it is a paraphrase)."""
+    said = [trace.query.question, *trace.query.scenario.split("."), *(q for q, _ in trace.query.history)]
+    said_terms = [set(tokenize(t)) for t in said if t.strip()]
+    count = 0
+    for condition in trace.variables.conditions:
+        words = set(tokenize(condition.text))
+        if condition.status == "missing" and not any(len(words & t) >= share * len(words) for t in said_terms if words):
+            count += 1
+    return count
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words after the first (names: "Normandy", "Harlow Bridge"), lower-cased."""
+    words = re.findall(r"[A-Za-z][\w'-]*", text)
+    return {w.lower() for w in words[1:] if w[0].isupper() and w.lower() not in STOPWORDS}
+
+
+def features(trace: Trace) -> dict[str, float]:
+    """Every named feature the calibrators may read, from the trace alone (no model call)."""
+    s = trace.signals
+    q_terms = set(tokenize(trace.query.question))
+    passages = trace.passages
+    top = passages[0] if passages else None
+    kept = [n for n in trace.nli if n.kept] or list(trace.nli)
+    evidence_texts = [e.text for e in trace.evidence.sentences] if trace.evidence else []
+    sentences = [sent.text for p in passages[:3] for sent in p.passage.sentences] or \
+                [p.passage.text for p in passages[:3]]
+    conditions = trace.variables.conditions
+    best_fused = top.fused if top else 0.0
+    close = [p for p in passages if best_fused - p.fused <= TOP_CLOSE]
+    answers = [a.strip().lower() for _, a in trace.query.history]
+    yes_no = trace.claim.schema in ("polar", "statement")
+    q_names = _names(trace.query.question)
+    top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
+    markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
+    return {
+        # topic
+        "dense_top": s.dense_top,
+        "bm25_top_raw": math.log1p(max((p.bm25 for p in passages), default=0.0)),
+        "coverage": s.coverage,
+        "title_overlap": _overlap(q_terms, top.passage.title) if top else 0.0,
+        # the question's names found in the top passages (a topic is its names more than its words)
+        "names_found": (len(q_names & top_words) / len(q_names)) if q_names else 1.0,
+        "has_names": float(bool(q_names)),
+        "best_sentence_overlap": max((_overlap(q_terms, t) for t in sentences), default=0.0),
+        "kg_matched": float(min(s.kg_matched, 3)),
+        "question_terms": float(min(len(q_terms), 12)),
+        # fact
+        "sufficiency": s.sufficiency,
+        "entailment_max": max((n.claim.entailment for n in kept), default=0.0),
+        "contradiction_max": max((n.claim.contradiction for n in kept), default=0.0),
+        "neutral_min": min((n.claim.neutral for n in kept), default=1.0),
+        "evidence_coverage": s.evidence_coverage,
+        "evidence_overlap": max((_overlap(q_terms, t) for t in evidence_texts), default=0.0),
+        "answer_type_found": s.answer_type_found,
+        "yes_no_claim": float(yes_no),
+        "premise_supported": s.premise_supported,
+        # conditions
+        "n_conditions": float(min(len(conditions), 6)),
+        "n_missing": float(min(s.n_missing, 6)),
+        "n_established": float(min(sum(c.status == "established" for c in conditions), 6)),
+        "n_contradicted": float(min(s.n_contradicted, 3)),
+        "incompleteness": s.incompleteness,
+        "outcome_satisfied": float(s.condition_outcome == "satisfied"),
+        "outcome_failed": float(s.condition_outcome == "failed"),
+        "history_turns": float(min(len(answers), 6)),
+        "history_yes": float(min(sum(a.startswith("yes") for a in answers), 6)),
+        "history_no": float(min(sum(a.startswith("no") for a in answers), 6)),
+        "scenario_words": math.log1p(len(trace.query.scenario.split())),
+        # how the conditions combine: one "no" fails an all-of list, one "yes" settles an any-of list
+        "all_group": float(any(c.group == "all" for c in conditions)),
+        "any_group": float(any(c.group == "any" for c in conditions)),
+        "no_in_all_group": float(any(c.group == "all" for c in conditions) and any(a.startswith("no") for a in answers)),
+        "yes_in_any_group": float(any(c.group == "any" for c in conditions) and any(a.startswith("yes") for a in answers)),
+        "unasked": float(min(max(len(conditions) - len(answers), 0), 6)),
+        "unaddressed": float(min(unaddressed(trace), 6)),
+        # read from the best passage's text itself, whatever the condition reader made of it
+        "condition_markers": float(min(markers, 8)),
+        "markers_unanswered": float(max(min(markers - len(answers), 8), -4)),
+        "last_answer_yes": float(bool(answers) and answers[-1].startswith("yes")),
+        "last_answer_no": float(bool(answers) and answers[-1].startswith("no")),
+        # referents
+        "ambiguity": s.ambiguity,
+        **{f"amb_{k}": v for k, v in sorted(s.ambiguity_heuristics.items())},
+        "competing_documents": float(min(len({p.passage.doc_id for p in close}), 4)),
+        "referents": float(min(len(referents(q_terms, passages)), 4)),
+        "topic_spread": s.topic_spread,
+        "score_gap": s.score_gap,
+    }
+
+
+@dataclass(frozen=True)
+class Calibrator:
+    """P(target) = σ(intercept + Σ coef_i · (x_i − mean_i) / scale_i), fitted on training data."""
+    name: str
+    question: str  # what the probability answers, in plain words
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    trained_on: str = ""
+    held_out_auroc: dict[str, float] | None = None  # per domain, grouped cross-validation
+
+    def contributions(self, values: Mapping[str, float]) -> dict[str, float]:
+        """Each feature's push on the log-odds (positive raises the probability)."""
+        return {f: c * (float(values.get(f, 0.0)) - m) / s
+                for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef)}
+
+    def probability(self, values: Mapping[str, float]) -> float:
+        z = self.intercept + sum(self.contributions(values).values())
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "question": self.question, "features": list(self.features),
+                "mean": list(self.mean), "scale": list(self.scale), "coef": list(self.coef),
+                "intercept": self.intercept, "trained_on": self.trained_on,
+                "held_out_auroc": self.held_out_auroc or {}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Calibrator":
+        n = len(data["features"])
+        if not (len(data["mean"]) == len(data["scale"]) == len(data["coef"]) == n):
+            raise ValueError(f"calibrator {data.get('name')!r}: features, mean, scale and coef differ in length")
+        return cls(name=data["name"], question=data.get("question", ""), features=tuple(data["features"]),
+                   mean=tuple(map(float, data["mean"])), scale=tuple(map(float, data["scale"])),
+                   coef=tuple(map(float, data["coef"])), intercept=float(data["intercept"]),
+                   trained_on=data.get("trained_on", ""), held_out_auroc=dict(data.get("held_out_auroc") or {}))
+
+
+@lru_cache(maxsize=8)
+def load(path: str | Path = DEFAULT_FILE) -> dict[str, Calibrator]:
+    """The calibrators of a JSON file ({"calibrators": [...]}) by name."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"signal calibrators {path} are missing: fit them with "
+                                f"`python scripts/fit_signals.py`")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {c["name"]: Calibrator.from_json(c) for c in data["calibrators"]}
+
+
+def probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | None = None) -> dict[str, float]:
+    """Every calibrated probability of a trace."""
+    calibrators = load() if calibrators is None else calibrators
+    values = features(trace)
+    return {name: calibrators[name].probability(values) for name in PROBABILITIES if name in calibrators}
+
+
+def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | None = None) -> Trace:
+    """The trace with its calibrated signals (re)computed: what the pipeline's last step does, and what
+    lets re-fitted calibrators apply to cached traces without re-analysis."""
+    values = features(trace)
+    calibrators = load() if calibrators is None else calibrators
+    probs = {name: round(c.probability(values), 6) for name, c in calibrators.items() if name in PROBABILITIES}
+    signals = replace(trace.signals, n_referents=int(values["referents"]), **probs)
+    return replace(trace, signals=signals)

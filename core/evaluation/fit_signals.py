@@ -1,0 +1,164 @@
+"""Fit the calibrated signals (``core.calibrated``) on the training domains.
+
+Each calibrator is a logistic regression over a few named features, with every training domain
+weighted the same (so the largest set does not set the scale) and a held-out AUROC per domain
+from cross-validation grouped by rule tree, contract or article. Targets come from the gold
+labels of ``core.evaluation.training``'s sets:
+
+- p_topic: 0 for a question asked against another tree's or article's text, else 1;
+- p_fact: among items on topic, 1 when the gold action is ANSWER or ASK (the text states what
+  decides it), 0 for ABSTAIN (SQuAD's unanswerable questions, ContractNLI's NotMentioned);
+- p_open: among answerable items, 1 for ASK (a condition is open), 0 for ANSWER;
+- p_met: among ShARC ANSWER items, 1 for "Yes" (every condition met), 0 for "No".
+
+Several referents are counted against the knowledge base (``core.calibrated.referents``), not
+fitted: on AmbigNQ the wording alone separates several readings from one at chance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from core.calibrated import Calibrator, features
+from core.evaluation import metrics as M
+from core.evaluation.importers import LabelledItem
+from core.evaluation.training import group_of
+from core.types import Trace
+
+Target = Callable[[LabelledItem], "int | None"]
+
+
+def _synthetic_absent(item: LabelledItem) -> bool:
+    return item.extra.get("synthetic") in ("irrelevant", "topic_absent") or item.extra.get("reason") == "topic_absent"
+
+
+def _topic(item: LabelledItem) -> int:
+    return 0 if _synthetic_absent(item) else 1
+
+
+def _fact(item: LabelledItem) -> int | None:
+    return None if _synthetic_absent(item) else int(item.action != "ABSTAIN")
+
+
+def _open(item: LabelledItem) -> int | None:
+    return None if item.action == "ABSTAIN" else int(item.action == "ASK")
+
+
+def _met(item: LabelledItem) -> int | None:
+    if item.action != "ANSWER" or item.source != "sharc" or not item.answers:
+        return None
+    return int(item.answers[0].strip().lower() == "yes")
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    question: str
+    features: tuple[str, ...]
+    target: Target
+    domains: tuple[str, ...] = ("sharc", "contractnli", "squad")
+
+
+SPECS = (
+    Spec("p_topic", "Does the knowledge base cover what the question is about?",
+         ("dense_top", "bm25_top_raw", "coverage", "title_overlap", "best_sentence_overlap", "kg_matched",
+          "question_terms", "names_found", "has_names"), _topic),
+    Spec("p_fact", "Is the asked fact stated in the evidence?",
+         ("sufficiency", "entailment_max", "contradiction_max", "neutral_min", "evidence_coverage",
+          "evidence_overlap", "answer_type_found", "yes_no_claim", "best_sentence_overlap", "dense_top",
+          "premise_supported"), _fact),
+    Spec("p_open", "Is a condition the answer depends on still open?",
+         ("n_conditions", "n_missing", "n_established", "n_contradicted", "incompleteness", "outcome_satisfied",
+          "outcome_failed", "history_turns", "history_yes", "history_no", "scenario_words", "yes_no_claim",
+          "all_group", "any_group", "no_in_all_group", "yes_in_any_group", "unasked", "unaddressed",
+          "last_answer_yes", "last_answer_no", "condition_markers", "markers_unanswered"), _open),
+    Spec("p_met", "Does the user meet every condition (the answer is yes)?",
+         ("outcome_satisfied", "outcome_failed", "n_established", "n_contradicted", "n_missing", "history_yes",
+          "history_no", "history_turns", "incompleteness", "no_in_all_group", "yes_in_any_group",
+          "last_answer_yes", "last_answer_no", "any_group"), _met, ("sharc",)),
+)
+
+
+def _fit_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, C: float = 1.0):
+    from sklearn.linear_model import LogisticRegression
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    model = LogisticRegression(C=C, max_iter=2000)
+    model.fit((X - mean) / scale, y, sample_weight=w)
+    return mean, scale, model.coef_[0], float(model.intercept_[0])
+
+
+def _predict(params, X: np.ndarray) -> np.ndarray:
+    mean, scale, coef, intercept = params
+    return 1.0 / (1.0 + np.exp(-(intercept + ((X - mean) / scale) @ coef)))
+
+
+def _domain_weights(domains: np.ndarray) -> np.ndarray:
+    """Every domain carries the same total weight, every row within it the same."""
+    weights = np.zeros(len(domains))
+    names = sorted(set(domains))
+    for d in names:
+        mask = domains == d
+        weights[mask] = len(domains) / (len(names) * mask.sum())
+    return weights
+
+
+def rows(spec: Spec, runs: Mapping[str, tuple[Sequence[LabelledItem], Sequence[Trace]]]):
+    """(feature matrix, targets, domains, groups) of the items ``spec`` is fitted on."""
+    X, y, domains, groups = [], [], [], []
+    for domain, (items, traces) in runs.items():
+        if domain not in spec.domains:
+            continue
+        for item, trace in zip(items, traces):
+            target = spec.target(item)
+            if target is None:
+                continue
+            values = features(trace)
+            X.append([values[f] for f in spec.features])
+            y.append(target)
+            domains.append(domain)
+            groups.append(f"{domain}:{group_of(item)}")
+    return np.array(X, float), np.array(y, int), np.array(domains), np.array(groups)
+
+
+def fit_spec(spec: Spec, runs, folds: int = 5, seed: int = 0) -> Calibrator:
+    """Fit on every row; the held-out AUROC per domain comes from grouped cross-validation."""
+    from sklearn.model_selection import GroupKFold
+    X, y, domains, groups = rows(spec, runs)
+    if len(set(y)) < 2:
+        raise ValueError(f"{spec.name}: its training rows hold one class only")
+    weights = _domain_weights(domains)
+    oof = np.zeros(len(y))
+    for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(X, y, groups):
+        oof[test] = _predict(_fit_logistic(X[train], y[train], weights[train]), X[test])
+    held_out = {}
+    for d in sorted(set(domains)):
+        mask = domains == d
+        auc = M.auroc(y[mask] == 1, oof[mask])
+        if auc is not None:
+            held_out[d] = round(float(auc), 3)
+    auc_all = M.auroc(y == 1, oof)
+    held_out["all"] = round(float(auc_all), 3) if auc_all is not None else None
+    mean, scale, coef, intercept = _fit_logistic(X, y, weights)
+    counts = ", ".join(f"{d} {int((domains == d).sum())}" for d in sorted(set(domains)))
+    return Calibrator(name=spec.name, question=spec.question, features=spec.features,
+                      mean=tuple(np.round(mean, 6)), scale=tuple(np.round(scale, 6)),
+                      coef=tuple(np.round(coef, 6)), intercept=round(intercept, 6),
+                      trained_on=f"../shared/data/train ({counts} rows; domains weighted equally)",
+                      held_out_auroc=held_out)
+
+
+def fit_all(runs, folds: int = 5) -> list[Calibrator]:
+    """Every calibrator of ``SPECS`` fitted on ``runs`` ({domain: (items, traces)})."""
+    return [fit_spec(spec, runs, folds) for spec in SPECS]
+
+
+def save(calibrators: Sequence[Calibrator], path) -> None:
+    import json
+    from pathlib import Path
+    data = {"kind": "answerability-workbench-signal-calibrators", "version": 1,
+            "calibrators": [c.to_json() for c in calibrators]}
+    Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

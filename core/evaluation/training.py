@@ -1,0 +1,142 @@
+"""The training domains: labelled sets built from ``../shared/data/train/`` for FITTING.
+
+Signal calibrators, the general learned gate and the declared defaults are fitted on these
+and nothing else; the report sets (the ShARC dev half, ContractNLI dev, the sample KB's
+question files) only measure. Each item carries its group in ``extra["group"]`` (rule tree,
+contract, article) so cross-validation never splits a group.
+
+- ``sharc``: ShARC train utterances (Yes/No → ANSWER, follow-up → ASK), plus ABSTAIN items made
+  the way ShARC made its "Irrelevant" class: a question asked against another tree's rule text.
+- ``contractnli``: ContractNLI train pairs. The file holds only each pair's evidence spans (or
+  three random spans for NotMentioned); the 17 rows of one NDA are consecutive, so the union of
+  their spans forms a shortened contract, and each hypothesis is checked against it.
+- ``squad``: SQuAD 2.0 train articles pooled into one knowledge base (retrieval has to find the
+  paragraph among many articles), with the questions of two articles left out of it as ABSTAIN
+  (topic absent; chosen among the articles without unanswerable questions, so SQuAD's own
+  unanswerable questions stay as the topic-present, fact-absent class). Articles listed in ``SQUAD_HELD_OUT`` are kept out of fitting and used to
+  report, pooled the same way.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+from core.evaluation.importers import Dataset, LabelledItem, _doc, read_sharc, read_squad2
+
+TRAIN_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "train"
+DOMAINS = ("sharc", "contractnli", "squad")
+# SQuAD train articles (0-based, file order) held out of every fit, for the transfer table.
+SQUAD_HELD_OUT = (2, 5, 8)
+CONTRACT_HYPOTHESES = 17
+IRRELEVANT_SHARE = 0.2
+
+
+def group_of(item: LabelledItem) -> str:
+    return str(item.extra.get("group", item.id))
+
+
+def _dataset(name: str, items: list[LabelledItem], path: Path) -> Dataset:
+    return Dataset(items=tuple(items), format=name, path=str(path), setting="reading", total=len(items))
+
+
+def sharc_train(train_dir: Path = TRAIN_DIR, seed: int = 0) -> Dataset:
+    """ShARC train trees with ShARC-style irrelevant (ABSTAIN) items; group = rule tree."""
+    path = train_dir / "sharc_train_trees.json"
+    items = [replace(i, extra={**i.extra, "group": i.extra.get("tree_id", i.id), "domain": "sharc"})
+             for i in read_sharc(path.read_text(encoding="utf-8"), str(path))]
+    rng = random.Random(seed)
+    snippets = {}
+    for i in items:
+        snippets.setdefault(group_of(i), i.documents[0])
+    trees = sorted(snippets)
+    firsts = {}
+    for i in items:  # one irrelevant item per question, from the utterances without a history
+        if not i.history and i.question not in firsts:
+            firsts[i.question] = i
+    wanted = int(len(items) * IRRELEVANT_SHARE / (1 - IRRELEVANT_SHARE))
+    chosen = rng.sample(sorted(firsts), min(wanted, len(firsts)))
+    for n, question in enumerate(chosen):
+        source = firsts[question]
+        other = rng.choice([t for t in trees if t != group_of(source)])
+        items.append(LabelledItem(
+            id=f"irrelevant-{n}", question=question, action="ABSTAIN", scenario=source.scenario,
+            documents=(snippets[other],), source="sharc",
+            extra={"group": group_of(source), "domain": "sharc", "synthetic": "irrelevant"}))
+    return _dataset("sharc-train", items, path)
+
+
+def contractnli_train(train_dir: Path = TRAIN_DIR, contracts: int | None = None, seed: int = 0) -> Dataset:
+    """ContractNLI train hypotheses against each NDA's shortened text; group = contract."""
+    path = train_dir / "contractnli_train.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    groups = [rows[k:k + CONTRACT_HYPOTHESES] for k in range(0, len(rows), CONTRACT_HYPOTHESES)]
+    order = list(range(len(groups)))
+    if contracts is not None:
+        order = sorted(random.Random(seed).sample(order, min(contracts, len(order))))
+    verdicts = {"0": ("ANSWER", "yes"), "1": ("ANSWER", "no"), "2": ("ABSTAIN", "")}
+    items = []
+    for g in order:
+        spans = list(dict.fromkeys(s.strip() for row in groups[g] for s in row["concatenated_spans"].split("\n")
+                                   if s.strip()))
+        random.Random(g).shuffle(spans)  # no row's own spans first
+        document = _doc("nda", f"NDA {g}", "\n\n".join(spans))
+        for h, row in enumerate(groups[g]):
+            action, verdict = verdicts[row["label"]]
+            evidence = () if action == "ABSTAIN" else tuple(
+                s.strip() for s in row["concatenated_spans"].split("\n") if s.strip())
+            items.append(LabelledItem(
+                id=f"nda{g}/h{h}", question=row["hypothesis"], action=action, answers=(verdict,) if verdict else (),
+                evidence=evidence, documents=(document,), is_statement=True, source="contractnli",
+                extra={"group": f"nda{g}", "domain": "contractnli"}))
+    return _dataset("contractnli-train", items, path)
+
+
+def squad_train(train_dir: Path = TRAIN_DIR, *, held_out: bool = False, per_article: int | None = 60,
+                absent_articles: int = 2, seed: int = 0) -> Dataset:
+    """SQuAD 2.0 train articles pooled into one knowledge base, a seeded sample of ``per_article``
+    questions each (all unanswerable ones kept); group = article.
+
+    For fitting (``held_out`` false), ``absent_articles`` of the fitting articles are left out of the
+    knowledge base and their questions become ABSTAIN (topic absent): a question about something
+    the knowledge base does not hold, among documents about other things. With ``held_out`` the
+    reporting articles form the knowledge base and every question keeps its own label."""
+    path = train_dir / "squad2_train_first10.json"
+    text = path.read_text(encoding="utf-8")
+    titles = [str(a.get("title", "")).replace("_", " ") for a in json.loads(text)["data"]]
+    chosen = [t for n, t in enumerate(titles) if (n in SQUAD_HELD_OUT) == held_out]
+    by_article: dict[str, list[LabelledItem]] = {}
+    for item in read_squad2(text, str(path)):
+        title = item.extra["title"]
+        if title in chosen:
+            by_article.setdefault(title, []).append(item)
+    rng = random.Random(seed)
+    # Only articles without unanswerable questions are left out: those with some (few in these
+    # articles) must stay in the KB, as the "topic present, fact absent" class.
+    candidates = [t for t in chosen if all(i.action == "ANSWER" for i in by_article[t])]
+    absent = set() if held_out else set(rng.sample(candidates, min(absent_articles, len(candidates) - 1)))
+    kb = tuple(dict.fromkeys(i.documents[0] for t in chosen if t not in absent for i in by_article[t]))
+    items = []
+    for title in chosen:
+        pool = by_article[title]
+        impossible = [i for i in pool if i.action == "ABSTAIN"]
+        answerable = [i for i in pool if i.action == "ANSWER"]
+        if per_article is not None and len(impossible) + len(answerable) > per_article:
+            answerable = rng.sample(answerable, max(per_article - len(impossible), per_article // 2))
+        for item in impossible + answerable:
+            extra = {**item.extra, "group": title, "domain": "squad"}
+            if title in absent:
+                item = replace(item, action="ABSTAIN", answers=(), evidence=())
+                extra["synthetic"] = "topic_absent"
+            items.append(replace(item, documents=kb, extra=extra))
+    name = "squad-train" + ("-held-out" if held_out else "")
+    return _dataset(name, items, path)
+
+
+def training_sets(train_dir: Path = TRAIN_DIR, contracts: int | None = 60) -> dict[str, Dataset]:
+    """Every fitting domain (SQuAD without its held-out articles)."""
+    return {"sharc": sharc_train(train_dir), "contractnli": contractnli_train(train_dir, contracts),
+            "squad": squad_train(train_dir)}

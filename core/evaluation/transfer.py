@@ -1,0 +1,101 @@
+"""The transfer table: each gate configuration on every report set, none of which it was fitted on.
+
+Rows are configurations (the declared defaults, the general learned gate, any preset), columns
+the report sets: ShARC dev half A, ContractNLI dev, the held-out SQuAD train articles, the sample
+KB's 72 questions and its blind set. ``bench/bench_transfer.py`` prints it; the Evaluate page
+shows it for the runs at hand.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from core import settings as settings_mod
+from core.evaluation import metrics as M
+from core.gate.table import gate_table
+from core.evaluation.importers import Dataset, load_dataset
+from core.gate.learned import load_cached
+from core.evaluation.runner import RunResult
+from core.evaluation.training import TRAIN_DIR, squad_train
+from core.types import ACTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = TRAIN_DIR.parent
+
+
+def report_sets(contractnli_limit: int | None = None) -> dict[str, Dataset]:
+    """The labelled sets figures are reported on (none is used to fit anything); ``contractnli_limit``
+    keeps the first N ContractNLI hypotheses (whole contracts in file order: 17 per contract)."""
+    return {
+        "ShARC half A": load_dataset("sharc", SHARED / "sharc_dev_half_a.json"),
+        "ContractNLI dev": load_dataset("contractnli", SHARED / "contractnli_dev.json", limit=contractnli_limit),
+        "SQuAD held-out": squad_train(held_out=True),
+        "sample KB": load_dataset("jsonl", ROOT / "sample_kb" / "questions.jsonl"),
+        "sample KB blind": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind.jsonl"),
+    }
+
+
+def configurations() -> dict[str, dict[str, Any]]:
+    """The declared defaults and the general learned gate (what a new user can pick with no fitting)."""
+    return {"defaults (rule gate)": settings_mod.defaults(),
+            "general learned gate": settings_mod.resolve({"gate_model": "learned",
+                                                          "learned_gate_file": "presets/learned-gate-general.json"})}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One configuration on one set."""
+    metrics: dict[str, Any]
+    auroc_answerable: float | None  # ANSWER vs ASK+ABSTAIN by P(answer)
+    auroc_ask: float | None  # ANSWER vs ASK, on items with a scenario or history
+
+
+def predict(run: RunResult, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(action codes, P(answer)) of every trace of ``run`` under ``values``."""
+    table = run.table
+    if values.get("gate_model") == "learned":
+        codes, probs = load_cached(values["learned_gate_file"]).predict(table)
+        return codes, probs[:, ACTIONS.index("ANSWER")]
+    return gate_table(table, values).codes, answerable_score(table)
+
+
+def answerable_score(table) -> np.ndarray:
+    """P(answer) from the calibrated signals: on topic, the fact stated, no condition open."""
+    return table.column("p_topic") * table.column("p_fact") * (1.0 - table.column("p_open"))
+
+
+def cell(run: RunResult, values: Mapping[str, Any]) -> Cell:
+    codes, p_answer = predict(run, values)
+    gold = run.gold
+    answer = gold == ACTIONS.index("ANSWER")
+    ask_rows = run.has_context & (gold != ACTIONS.index("ABSTAIN"))
+    return Cell(metrics=M.action_metrics(gold, codes), auroc_answerable=M.auroc(answer, p_answer),
+                auroc_ask=M.auroc(answer[ask_rows], p_answer[ask_rows]) if ask_rows.any() else None)
+
+
+def table_rows(runs: Mapping[str, RunResult], configs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (configuration, set) with the headline figures."""
+    out = []
+    for config, values in configs.items():
+        for name, run in runs.items():
+            c = cell(run, values)
+            m = c.metrics
+            out.append({"configuration": config, "set": name, "n": m["n"], "macro_f1": m["macro_f1"],
+                        "answer_recall": m["per_action"]["ANSWER"]["recall"], "ask_recall": m["ask_recall"],
+                        "abstain_recall": m["abstain_recall"], "ask_share": m["per_action"]["ASK"]["predicted"] / m["n"],
+                        "hallucination": m["hallucination_rate"], "coverage": m["coverage"],
+                        "auroc_answerable": c.auroc_answerable, "auroc_answer_vs_ask": c.auroc_ask})
+    return out
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    keys = ["n", "macro_f1", "answer_recall", "ask_recall", "abstain_recall", "ask_share", "hallucination",
+            "coverage", "auroc_answerable", "auroc_answer_vs_ask"]
+    lines = [f"{'configuration':<24}{'set':<18}" + "".join(f"{k[:14]:>15}" for k in keys)]
+    for r in rows:
+        lines.append(f"{r['configuration'][:23]:<24}{r['set']:<18}" + "".join(
+            f"{M._fmt(r[k]) if k != 'n' else r[k]:>15}" for k in keys))
+    return "\n".join(lines)

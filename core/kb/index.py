@@ -1,0 +1,356 @@
+"""The index of a knowledge base: passages (``core.kb.readers`` → ``core.kb.chunking``), their
+embeddings and a persisted hybrid index (FAISS over normalised embeddings + BM25) in
+``<folder>/.index/``, with the knowledge graph an indexing step adds (``core.kb.indexing``).
+
+Re-indexing reuses the passages and embeddings of files whose bytes, chunk settings and embedder
+are unchanged, so editing one file re-embeds only that file. The new index is written in a
+sibling temp directory and swapped in with renames, so a crash mid-build keeps the old one.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from core import models
+from core.kb.chunking import chunk_document
+from core.kb.readers import Document, KnowledgeBaseError, dedupe, list_files, read_file
+from core.settings import BY_NAME, resolve
+from core.text import jsonl_records, stable_hash, tokenize
+from core.types import Passage, Sentence, to_dict
+
+FORMAT_VERSION = 4  # bump when chunking or the stored layout changes: old indexes are rebuilt
+INDEX_DIR = ".index"
+EMBED_BATCH = 256  # passages per embed() call: the unit of progress and of crash-safety tests
+
+Progress = Callable[[int, int, str], None]
+
+
+def build_bm25(texts: list[str]):
+    """A BM25 index of ``texts`` (their ``core.text.tokenize`` tokens)."""
+    import bm25s
+    corpus = [tokenize(t) for t in texts]
+    if not any(corpus):  # bm25s cannot index an empty vocabulary; "\0" never matches a query token
+        corpus[0] = ["\0"]
+    index = bm25s.BM25()
+    index.index(corpus, show_progress=False)
+    return index
+
+
+def _indexed_text(p: Passage) -> str:
+    """What is embedded and BM25-indexed: the passage under its title, so bullets keep their topic."""
+    return p.text if p.title in p.text[:len(p.title) + 8] else f"{p.title}\n{p.text}"
+
+
+# --- the index -------------------------------------------------------------------------
+
+def index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The index-stage settings (chunk_chars, chunk_overlap, index_type), checked, defaults filled."""
+    names = [s.name for s in BY_NAME.values() if s.stage == "index"]
+    values = resolve({k: v for k, v in (settings or {}).items() if k in names})
+    return {k: values[k] for k in names}
+
+
+class KnowledgeBase:
+    """A loaded index: passages, their embeddings, the FAISS and BM25 indexes, and the manifest."""
+
+    def __init__(self, folder: Path, manifest: dict, documents: dict[str, Document],
+                 passages: tuple[Passage, ...], embeddings: np.ndarray, dense_index, bm25):
+        self.folder = folder
+        self.manifest = manifest
+        self.documents = documents
+        self.passages = passages
+        self.embeddings = embeddings
+        self.problems: tuple[str, ...] = tuple(manifest.get("problems", ()))
+        self.stats: dict[str, Any] = manifest.get("stats", {})
+        self.fingerprint: str = manifest["fingerprint"]
+        self._dense = dense_index
+        self._bm25 = bm25
+        self._by_id = {p.id: i for i, p in enumerate(passages)}
+        self._graph = None
+
+    @property
+    def graph(self):
+        """The knowledge graph built with the index (seed 002 §6), loaded on first use."""
+        if self._graph is None:
+            from core.kg import KnowledgeGraph
+            try:
+                self._graph = KnowledgeGraph.load(self.folder / INDEX_DIR)
+            except (OSError, ValueError) as exc:
+                raise KnowledgeBaseError(f"the knowledge graph in {self.folder / INDEX_DIR} cannot be read "
+                                         f"({exc}): run `python -m core index {self.folder}`") from None
+        return self._graph
+
+    # -- querying --
+    def passage(self, passage_id: str) -> Passage:
+        try:
+            return self.passages[self._by_id[passage_id]]
+        except KeyError:
+            raise KeyError(f"no passage {passage_id!r} in the knowledge base at {self.folder}") from None
+
+    def dense_search(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Row indices and inner products of the ``k`` nearest passages (FAISS)."""
+        k = min(k, len(self.passages))
+        if hasattr(self._dense, "hnsw"):
+            self._dense.hnsw.efSearch = max(64, k)
+        scores, rows = self._dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), k)
+        keep = rows[0] >= 0
+        return rows[0][keep], scores[0][keep]
+
+    def bm25_scores(self, text: str) -> np.ndarray:
+        """BM25 score of every passage for ``text`` (zeros when no query term is in the KB)."""
+        tokens = [t for t in tokenize(text) if t in self._bm25.vocab_dict]
+        if not tokens:
+            return np.zeros(len(self.passages), dtype="float32")
+        return self._bm25.get_scores(tokens)
+
+    # -- building and loading --
+    @classmethod
+    def load(cls, folder: str | Path) -> "KnowledgeBase":
+        """The index saved in ``folder/.index``; KnowledgeBaseError if there is none or it is damaged."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise KnowledgeBaseError(f"knowledge base folder {folder} does not exist: create it, add documents "
+                                     f"and run `python -m core index {folder}`")
+        index_dir = _recover(folder)
+        stored = _read_index(index_dir)
+        if stored is None:
+            raise KnowledgeBaseError(f"no usable index in {index_dir}: run `python -m core index {folder}`")
+        manifest, documents, passages, embeddings = stored
+        import bm25s
+        import faiss
+        try:
+            dense = faiss.read_index(str(index_dir / "faiss.index"))
+        except RuntimeError as exc:
+            raise KnowledgeBaseError(f"the FAISS index in {index_dir} cannot be read ({exc}): "
+                                     f"run `python -m core index {folder}`") from None
+        try:
+            bm25 = bm25s.BM25.load(str(index_dir / "bm25"), show_progress=False)
+        except (OSError, ValueError, KeyError) as exc:
+            raise KnowledgeBaseError(f"the BM25 index in {index_dir} cannot be read ({exc}): "
+                                     f"run `python -m core index {folder}`") from None
+        if dense.ntotal != len(passages) or bm25.scores["num_docs"] != len(passages):
+            raise KnowledgeBaseError(f"the index in {index_dir} is inconsistent: run `python -m core index {folder}`")
+        return cls(folder, manifest, documents, passages, embeddings, dense, bm25)
+
+    @classmethod
+    def open(cls, folder: str | Path, settings: Mapping[str, Any] | None = None,
+             progress: Progress | None = None) -> "KnowledgeBase":
+        """Load the index if it matches the files, settings and embedder; otherwise (re)build it."""
+        try:
+            kb = cls.load(folder)
+        except KnowledgeBaseError:
+            return cls.build(folder, settings, progress)
+        files = {rel: _sha256((Path(folder) / rel).read_bytes()) for rel in list_files(Path(folder))}
+        if kb.manifest["fingerprint"] == _fingerprint(index_settings(settings), files):
+            return kb
+        return cls.build(folder, settings, progress)
+
+    @classmethod
+    def build(cls, folder: str | Path, settings: Mapping[str, Any] | None = None,
+              progress: Progress | None = None) -> "KnowledgeBase":
+        """Index ``folder``, reusing what is unchanged from its current index, and return it loaded."""
+        started = time.perf_counter()
+        folder = Path(folder)
+        config = index_settings(settings)
+        report = progress or (lambda done, total, stage: None)
+        files = list_files(folder)
+        _remove_stale(folder)
+        embedder = models.role_source("embedder")
+        old = _reusable(folder, config, embedder)
+        entries, documents, passages, vectors = _gather(folder, files, config, old, report)
+        problems = [line for e in entries.values() for line in e["problems"]]
+        if not passages:
+            raise KnowledgeBaseError(f"no text could be read from {folder}; fix these files and index again:\n"
+                                     + "\n".join(problems))
+        embeddings, embedded = _embed_missing(passages, vectors, report)
+
+        from core.kg import GraphBuilder
+        graph = GraphBuilder(edge_min=config["kg_edge_min"]).run(passages, passage_vectors=embeddings,
+                                                                 progress=report)
+        report(0, 1, "write")
+        dense = _dense_index(embeddings, config["index_type"])
+        reused_files = sum(e["reused"] for e in entries.values())
+        stats = {"files": len(files), "reused_files": reused_files, "read_files": len(files) - reused_files,
+                 "removed_files": len(set(old["files"]) - set(files)) if old else 0,
+                 "documents": len(documents), "passages": len(passages),
+                 "reused_passages": len(passages) - embedded, "embedded_passages": embedded,
+                 "problems": len(problems), "seconds": round(time.perf_counter() - started, 3)}
+        manifest = {
+            "format": FORMAT_VERSION, "embedder": embedder, "embedding_dim": int(embeddings.shape[1]),
+            "chunking": {"chunk_chars": config["chunk_chars"], "chunk_overlap": config["chunk_overlap"]},
+            "index_type": config["index_type"],
+            "bm25": {"library": "bm25s", "tokenizer": "lowercase words, English stopwords, plural -s folded"},
+            "fingerprint": _fingerprint(config, {rel: e["sha256"] for rel, e in entries.items()}),
+            "files": {rel: {k: v for k, v in e.items() if k != "reused"} for rel, e in entries.items()},
+            "counts": {"files": len(files), "documents": len(documents), "passages": len(passages)},
+            "problems": problems, "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "stats": stats,
+            "knowledge_graph": to_dict(graph.stats),
+        }
+        _write_index(folder, manifest, documents, passages, embeddings, dense, graph)
+        report(1, 1, "write")
+        return cls.load(folder)
+
+
+def _gather(folder: Path, files: list[str], config: Mapping[str, Any], old: dict | None, report: Progress):
+    """Per-file entries, documents, passages and embedding rows (None: to embed) for every file.
+
+    A file whose bytes are unchanged lends its stored documents, passages and embeddings, unless
+    an earlier file now claims one of its document ids (then it is re-read and renamed).
+    """
+    entries: dict[str, dict] = {}
+    seen: dict[str, str] = {}  # document id -> the file that holds it
+    documents: list[Document] = []
+    passages: list[Passage] = []
+    vectors: list[np.ndarray | None] = []
+    for n, rel in enumerate(files):
+        report(n, len(files), "read")
+        data = (folder / rel).read_bytes()
+        sha = _sha256(data)
+        entry = old["files"].get(rel) if old else None
+        reuse = bool(entry and entry["sha256"] == sha and not seen.keys() & set(entry["documents"]))
+        if reuse:
+            file_docs = [old["documents"][d] for d in entry["documents"]]
+            file_passages = [old["passages"][p] for p in entry["passages"]]
+            vectors += [old["embeddings"][old["rows"][p]] for p in entry["passages"]]
+            problems = list(entry["problems"])
+            seen.update((d.id, rel) for d in file_docs)
+        else:
+            file_docs, problems = read_file(rel, data)
+            file_docs = dedupe(rel, file_docs, seen, problems)
+            file_passages = [p for d in file_docs
+                             for p in chunk_document(d, config["chunk_chars"], config["chunk_overlap"])]
+            vectors += [None] * len(file_passages)
+        documents += file_docs
+        passages += file_passages
+        entries[rel] = {"sha256": sha, "documents": [d.id for d in file_docs],
+                        "passages": [p.id for p in file_passages], "problems": problems, "reused": reuse}
+    report(len(files), len(files), "read")
+    return entries, documents, passages, vectors
+
+
+def _embed_missing(passages: list[Passage], vectors: list, report: Progress) -> tuple[np.ndarray, int]:
+    """All embedding rows, the ``None`` ones embedded in batches, and how many were embedded."""
+    rows = list(vectors)
+    todo = [i for i, v in enumerate(rows) if v is None]
+    for done in range(0, len(todo), EMBED_BATCH):
+        report(done, len(todo), "embed")
+        batch = todo[done:done + EMBED_BATCH]
+        for i, vector in zip(batch, models.embed([_indexed_text(passages[i]) for i in batch])):
+            rows[i] = vector
+    report(len(todo), len(todo), "embed")
+    return np.vstack(rows).astype("float32"), len(todo)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _fingerprint(config: Mapping[str, Any], files: Mapping[str, str]) -> str:
+    """A short hash of everything the index content depends on (for caches and up-to-date checks)."""
+    key = {"format": FORMAT_VERSION, "embedder": models.role_source("embedder"), "config": dict(config),
+           "files": sorted(files.items())}
+    return stable_hash(key, length=12)
+
+
+def _dense_index(embeddings: np.ndarray, index_type: str):
+    import faiss
+    dim = embeddings.shape[1]
+    if index_type == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = 80
+    else:
+        index = faiss.IndexFlatIP(dim)
+    index.add(embeddings)
+    return index
+
+
+def _read_index(index_dir: Path):
+    """(manifest, documents, passages, embeddings) from an index folder, or None if unusable."""
+    try:
+        manifest = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT_VERSION:
+            return None
+        documents = {d["id"]: Document(**d) for d in _records(index_dir / "documents.jsonl")}
+        passages = [Passage(**{**d, "sentences": tuple(Sentence(**s) for s in d["sentences"])})
+                    for d in _records(index_dir / "passages.jsonl")]
+        embeddings = np.load(index_dir / "embeddings.npy")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if embeddings.shape[0] != len(passages):
+        return None
+    return manifest, documents, tuple(passages), embeddings
+
+
+def _records(path: Path) -> list[dict]:
+    """The objects of one of the index's JSONL files; ValueError if a line is damaged."""
+    records = []
+    for n, obj, error in jsonl_records(path.read_text(encoding="utf-8")):
+        if error:
+            raise ValueError(f"{path}:{n}: {error}")
+        records.append(obj)
+    return records
+
+
+def _reusable(folder: Path, config: Mapping[str, Any], embedder: str) -> dict | None:
+    """What the current index can lend the new one: only if chunking and embedder are unchanged."""
+    stored = _read_index(folder / INDEX_DIR)
+    if stored is None:
+        return None
+    manifest, documents, passages, embeddings = stored
+    chunking = {"chunk_chars": config["chunk_chars"], "chunk_overlap": config["chunk_overlap"]}
+    if manifest.get("embedder") != embedder or manifest.get("chunking") != chunking:
+        return None
+    return {"files": manifest["files"], "documents": documents, "passages": {p.id: p for p in passages},
+            "rows": {p.id: i for i, p in enumerate(passages)}, "embeddings": embeddings}
+
+
+def _write_index(folder: Path, manifest: dict, documents: list[Document], passages: list[Passage],
+                 embeddings: np.ndarray, dense, graph) -> None:
+    """Write the whole index into a temp sibling, then swap it in with two renames."""
+    import faiss
+    final = folder / INDEX_DIR
+    tmp = folder / f"{INDEX_DIR}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        with open(tmp / "documents.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(to_dict(d), ensure_ascii=False) + "\n" for d in documents)
+        with open(tmp / "passages.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(to_dict(p), ensure_ascii=False) + "\n" for p in passages)
+        np.save(tmp / "embeddings.npy", embeddings)
+        faiss.write_index(dense, str(tmp / "faiss.index"))
+        graph.save(tmp)
+        build_bm25([_indexed_text(p) for p in passages]).save(str(tmp / "bm25"), show_progress=False)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+        old = folder / f"{INDEX_DIR}.old-{uuid.uuid4().hex[:8]}"
+        if final.exists():
+            os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _recover(folder: Path) -> Path:
+    """The index folder, first putting back the previous index if a crash hit between the renames."""
+    final = folder / INDEX_DIR
+    if not final.exists():
+        for old in sorted(folder.glob(f"{INDEX_DIR}.old-*")):
+            if (old / "manifest.json").exists():
+                os.replace(old, final)
+                break
+    return final
+
+
+def _remove_stale(folder: Path) -> None:
+    """Temp folders left by builds that were killed."""
+    _recover(folder)
+    for stale in list(folder.glob(f"{INDEX_DIR}.tmp-*")) + list(folder.glob(f"{INDEX_DIR}.old-*")):
+        shutil.rmtree(stale, ignore_errors=True)

@@ -1,0 +1,264 @@
+"""Text helpers every stage shares, one copy each: sentence splitting, list markers, stopwords,
+BM25 tokens, the JSONL reader, a bounded LRU cache and a stable hash of JSON-able parts.
+
+The sentence splitter is the one the index chunks with, so the evidence, the conditions and the
+answer's grounding check all see the same sentences.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Iterator
+
+from core.types import Sentence
+
+# A list-item marker: a bullet glyph, "1." / "2)" / "a." / "(a)" / "(iv)" (an opening "(" optional).
+MARKER = r"(?:[-*+•·▪◦‣–—]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\((?:\d{1,3}|[a-z]|[ivx]{1,4})\))"
+LIST_MARKER = re.compile(r"^\s*" + MARKER + r"\s+")
+
+
+def strip_list_marker(text: str) -> str:
+    """``text`` without the list-item marker it starts with ("* are aged 66" → "are aged 66")."""
+    return LIST_MARKER.sub("", text, count=1)
+
+
+# --- sentences ---------------------------------------------------------------------------
+
+HEADING = re.compile(r"[ \t]{0,3}(?P<unit>#{1,6}[ \t]+(?P<body>.*?))[ \t]*#*[ \t]*")
+_BULLET = re.compile(r"[ \t]*(?P<unit>" + MARKER + r"[ \t]+\S.*?)[ \t]*")
+_RULE = re.compile(r"[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*")
+_ROW = re.compile(r"[ \t]*\|(?P<body>.*)\|[ \t]*")
+_ROW_RULE = re.compile(r"[\s|:\-]*")
+_HEADING_PREFIX = re.compile(r"#{1,6}[ \t]")
+_BULLET_PREFIX = re.compile(MARKER + r"[ \t]")
+_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)")
+_LAST_WORD = re.compile(r"\S+$")
+# "e.g. Carer's Allowance" and "Mr. Smith" do not end a sentence; "No. 5", "p. 12" only before a digit.
+_ABBREVIATIONS = frozenset(
+    "e.g. i.e. al. mr. mrs. ms. dr. st. prof. vs. cf. approx. inc. ltd. co. jr. sr. dept. est. viz.".split())
+_DIGIT_ABBREVIATIONS = frozenset(
+    "no. nos. p. pp. vol. art. sec. para. fig. ch. jan. feb. mar. apr. jun. jul. aug. sep. sept. oct. nov. dec."
+    .split())
+_ACRONYM = re.compile(r"(?:[a-z]\.){2,}|[A-Z]\.")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A span of a text that is one sentence for the pipeline."""
+    start: int
+    end: int
+    kind: str  # heading | bullet | sentence
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Sentences of ``text`` with offsets into it (``text[s.start:s.end] == s.text``).
+
+    Each markdown heading line and each bullet / numbered item (with its indented continuation
+    lines) is one sentence whatever its punctuation, because the pipeline reads a bullet as one
+    condition; it keeps its marker ("## Eligibility", "* are aged 16 or over") so readers can tell
+    it apart (see ``sentence_kind``). Prose is split after . ! ? unless the next word is lowercase
+    or the period ends a known abbreviation, an initial or a decimal.
+    """
+    return [Sentence(text[u.start:u.end], u.start, u.end) for u in units(text)]
+
+
+def sentence_kind(sentence: Sentence | str) -> str:
+    """``heading``, ``bullet`` or ``sentence``, read from the marker a sentence starts with."""
+    text = sentence.text if isinstance(sentence, Sentence) else sentence
+    if _HEADING_PREFIX.match(text):
+        return "heading"
+    if _BULLET_PREFIX.match(text):
+        return "bullet"
+    return "sentence"
+
+
+def units(text: str) -> list[Unit]:
+    """The units of ``text`` in order: headings, bullets (with their continuation lines), prose sentences."""
+    units: list[Unit] = []
+    para: list[int] = []  # [start, end] of the prose paragraph being gathered
+    item: Unit | None = None  # the open bullet, which indented lines continue
+
+    def flush() -> None:
+        nonlocal item
+        if item is not None:
+            units.append(item)
+            item = None
+        if para:
+            units.extend(Unit(s, e, "sentence") for s, e in _split_prose(text, para[0], para[1]))
+            para.clear()
+
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        body = line.rstrip("\r\n")
+        if not body.strip() or _RULE.fullmatch(body):
+            flush()
+        elif m := HEADING.fullmatch(body):
+            flush()
+            if m.group("body"):
+                units.append(Unit(start + m.start("unit"), start + m.end("unit"), "heading"))
+        elif m := _BULLET.fullmatch(body):
+            flush()
+            item = Unit(start + m.start("unit"), start + m.end("unit"), "bullet")
+        elif m := _ROW.fullmatch(body):
+            flush()
+            if not _ROW_RULE.fullmatch(m.group("body")):
+                s, e = trim_span(text, start + m.start(), start + m.end())
+                units.append(Unit(s, e, "sentence"))
+        elif item is not None and body[:1] in " \t":
+            item = dataclasses.replace(item, end=start + len(body.rstrip()))
+        else:
+            if item is not None:
+                flush()
+            s, e = trim_span(text, start, start + len(body))
+            if para:
+                para[1] = e
+            else:
+                para[:] = [s, e]
+    flush()
+    return units
+
+
+def _split_prose(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, pos = [], start
+    for m in _END.finditer(text, start, end):
+        nxt = trim_span(text, m.end(), end)[0]
+        if nxt >= end or text[nxt].islower() or _is_abbreviation(text, start, m, text[nxt]):
+            continue
+        spans.append(trim_span(text, pos, m.end()))
+        pos = nxt
+    spans.append(trim_span(text, pos, end))
+    return [(s, e) for s, e in spans if e > s]
+
+
+def _is_abbreviation(text: str, start: int, m: re.Match, next_char: str) -> bool:
+    if m.group() != ".":
+        return False
+    word = _LAST_WORD.search(text, max(start, m.end() - 30), m.end()).group().lstrip("([\"'“‘")
+    low = word.lower()
+    return (low in _ABBREVIATIONS or _ACRONYM.fullmatch(word) is not None
+            or (next_char.isdigit() and low in _DIGIT_ABBREVIATIONS))
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+# --- words -------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+# Function words (NLTK's English list plus modals and contractions). bm25s's 33-word list keeps
+# "do", "when", "from", "my", whose incidental matches max-normalisation would blow up to 1.0.
+STOPWORDS = frozenset("""
+i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+herself it its itself they them their theirs themselves what which who whom whose this that these those am
+is are was were be been being have has had having do does did doing a an the and but if or because as
+until while of at by for with about against between into through during before after above below to from
+up down in out on off over under again further then once here there when where why how all any both each
+few more most other some such no nor not only own same so than too very can will just should now could
+would may might must shall also cannot can't don't doesn't didn't isn't aren't wasn't weren't won't
+wouldn't shouldn't couldn't haven't hasn't hadn't i'm i've i'd i'll you're you've you'd you'll we're
+we've they're they've it's that's there's let's
+""".split())
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase word tokens for BM25 (and the coverage signal): no stopwords, no possessive 's,
+    plural -s folded ("allowances" → "allowance") so the two sides of a match agree."""
+    tokens = []
+    for token in _TOKEN.findall(text.lower().replace("’", "'")):
+        token = token[:-2] if token.endswith("'s") else token
+        if token in STOPWORDS or (len(token) < 2 and not token.isdigit()):
+            continue
+        if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+            token = token[:-1]
+        tokens.append(token)
+    return tokens
+
+
+
+CONTENT_WORD = re.compile(r"[A-Za-z0-9£$€%]+(?:['’][a-z]+)?")
+# Function words, and what every eligibility question shares ("get", "yes") and so cannot tell topics apart.
+CONTENT_STOP = STOPWORDS | {"yes", "get", "got", "one"}
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words that carry meaning, cut to 5 letters so "opened"/"opening" match."""
+    return {w.lower()[:5] for w in CONTENT_WORD.findall(text) if w.lower() not in CONTENT_STOP}
+
+
+# --- JSONL, caches, keys -----------------------------------------------------------------
+
+def jsonl_records(text: str) -> Iterator[tuple[int, Any, str]]:
+    """(line number, object, "") for each non-empty line of JSONL ``text``; (line number, None, why)
+    for a line that is not valid JSON, so each reader decides whether that skips or stops."""
+    for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit inside a JSON string
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line), ""
+        except json.JSONDecodeError as exc:
+            yield n, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+
+
+def stable_hash(*parts: Any, length: int | None = None) -> str:
+    """A SHA-1 hex digest of ``parts`` as sorted-key JSON (str() for what JSON cannot hold): the
+    same parts give the same key in every process. ``length`` cuts it."""
+    digest = hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    return digest[:length] if length else digest
+
+
+class LRU:
+    """A bounded, thread-safe least-recently-used cache."""
+
+    def __init__(self, size: int):
+        if size < 1:
+            raise ValueError(f"an LRU cache holds at least 1 entry, not {size}")
+        self.size = size
+        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        with self._lock:
+            if key not in self._data:
+                return default
+            self._data.move_to_end(key)
+            return self._data[key]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def get_or(self, key: Hashable, compute: Callable[[], Any]) -> tuple[Any, bool]:
+        """(value, whether it was cached); ``compute()`` runs outside the lock on a miss."""
+        missing = object()
+        value = self.get(key, missing)
+        if value is not missing:
+            return value, True
+        value = compute()
+        self.put(key, value)
+        return value, False
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._data
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()

@@ -1,0 +1,118 @@
+"""Fit the calibrated signals, choose the gate's defaults and fit the general learned gate — on the
+training domains of ``../shared/data/train`` only.
+
+    python scripts/fit_signals.py [--folds 5] [--restarts 3] [--write]
+
+1. Analyses (or reads from the trace cache) the training sets of ``core.evaluation.training``:
+   ShARC train trees, ContractNLI train contracts, SQuAD 2.0 train articles (not the held-out ones).
+2. Fits each calibrator of ``core.evaluation.fit_signals.SPECS`` and prints its held-out AUROC per
+   domain (cross-validation grouped by rule tree, contract and article).
+3. Chooses the rule gate's defaults — every gate threshold and which rules are on, starting from
+   the calibrated rules — for the best mean macro-F1 over the domains (each counts the same), and
+   reports each domain leave-one-domain-out: the defaults chosen on the other domains only.
+4. Fits the general learned gate on all domains at once, with its leave-one-domain-out figures.
+With ``--write`` the calibrators go to models/signals.json, the learned gate to
+presets/learned-gate-general.json and the chosen gate configuration to presets/training-fit.json
+(its differences from core/settings.py are printed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from core import calibrated, settings
+from core.evaluation import BatchRunner
+from core.evaluation import metrics as M
+from core.evaluation.calibration import GATE_SETTINGS, coordinate_ascent, grid
+from core.gate.table import SignalTable, gate_table
+from core.evaluation.fit_signals import fit_all, save
+from core.evaluation.learned_gate import fit_learned_gate
+from core.evaluation.training import training_sets
+
+ROOT = Path(__file__).resolve().parent.parent
+# The search starts from the calibrated rules alone; the older rules over raw signals may be switched on.
+ON = ("topic_absent", "several_referents", "conditions_failed", "condition_open", "fact_absent")
+# No training domain has a knowledge base of several documents, so nothing there can choose the
+# referent count; a failed condition answering "no" is what the dialogue means.
+FIXED = ("referents_min", "rule_several_referents", "rule_conditions_failed")
+SEARCHED = tuple(n for n in GATE_SETTINGS if n not in FIXED)
+
+
+def gate_defaults(base: dict) -> dict:
+    values = dict(base)
+    for name in (s.name for s in settings.SETTINGS if s.name.startswith("rule_")):
+        values[name] = name.removeprefix("rule_") in ON
+    return values
+
+
+def mean_macro_f1(parts, values) -> float:
+    return float(np.mean([M.macro_f1(g, gate_table(t, values).codes) for t, g in parts]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--restarts", type=int, default=3)
+    parser.add_argument("--write", action="store_true", help="write models/signals.json and the general learned gate")
+    args = parser.parse_args()
+
+    runs = {}
+    for domain, dataset in training_sets().items():
+        result = BatchRunner(None).run(dataset)
+        runs[domain] = (result.items, result.traces)
+        print(f"{domain}: {dataset.describe()}; {result.summary()}")
+
+    fitted = fit_all(runs, args.folds)
+    print("\ncalibrator        held-out AUROC (grouped CV)        features")
+    for c in fitted:
+        print(f"{c.name:16}  {c.held_out_auroc}  {', '.join(c.features)}")
+    by_name = {c.name: c for c in fitted}
+    tables = {}
+    for domain, (items, traces) in runs.items():
+        traces = [calibrated.with_probabilities(t, by_name) for t in traces]
+        tables[domain] = (SignalTable.from_traces(traces), M.codes([i.action for i in items]))
+
+    base = gate_defaults(settings.defaults())
+    space = [(n, grid(n)) for n in SEARCHED]
+    best = coordinate_ascent(lambda v: mean_macro_f1(list(tables.values()), v), base, space, restarts=args.restarts)
+    rows = {}
+    for left_out in tables:
+        others = [tables[d] for d in tables if d != left_out]
+        chosen = coordinate_ascent(lambda v: mean_macro_f1(others, v), base, space, restarts=args.restarts)
+        table, gold = tables[left_out]
+        rows[f"{left_out}: rule gate, thresholds from the other domains"] = M.action_metrics(gold, gate_table(table, chosen).codes)
+        rows[f"{left_out}: rule gate, chosen defaults (in-sample)"] = M.action_metrics(gold, gate_table(table, best).codes)
+        gate = fit_learned_gate(_concat([tables[d][0] for d in tables if d != left_out]),
+                               np.concatenate([tables[d][1] for d in tables if d != left_out]))
+        rows[f"{left_out}: learned gate from the other domains"] = M.action_metrics(gold, gate.predict(table)[0])
+    print()
+    print(M.format_comparison(rows))
+    print("\nchosen defaults (differences from core/settings.py):")
+    declared = settings.defaults()
+    for name in SEARCHED:
+        if best[name] != declared[name]:
+            print(f"  {name} = {best[name]}   (declared {declared[name]})")
+    if args.write:
+        save(fitted, calibrated.DEFAULT_FILE)
+        general = fit_learned_gate(_concat([t for t, _ in tables.values()]),
+                                  np.concatenate([g for _, g in tables.values()]))
+        general.save(ROOT / "presets" / "learned-gate-general.json")
+        chosen = {name: best[name] for name in GATE_SETTINGS}
+        (ROOT / "presets" / "training-fit.json").write_text(json.dumps(chosen, indent=1) + "\n", encoding="utf-8")
+        print(f"\nwrote {calibrated.DEFAULT_FILE}, presets/learned-gate-general.json and presets/training-fit.json")
+
+
+def _concat(tables: list[SignalTable]) -> SignalTable:
+    """One table of several (the columns they share)."""
+    names = set.intersection(*(set(t.columns) for t in tables))
+    return SignalTable({n: np.concatenate([t.columns[n] for t in tables]) for n in sorted(names)},
+                       np.concatenate([t.outcome for t in tables]),
+                       np.concatenate([t.has_passages for t in tables]),
+                       tuple(s for t in tables for s in t.signals))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Calibrated signals: the logistic calibrators, the referent count, the shipped calibrators."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+
+from core import calibrated
+from core.calibrated import Calibrator, referents
+from core.text import tokenize
+from core.types import Passage, RetrievedPassage
+from tests import factories
+
+
+def _calibrator(**changes) -> Calibrator:
+    base = Calibrator(name="p_fact", question="?", features=("a", "b"), mean=(0.5, 1.0), scale=(0.5, 2.0),
+                      coef=(2.0, -1.0), intercept=0.25)
+    return replace(base, **changes)
+
+
+def test_probability_is_the_logistic_of_the_standardised_features():
+    c = _calibrator()
+    values = {"a": 1.0, "b": 3.0}
+    z = 0.25 + 2.0 * (1.0 - 0.5) / 0.5 - 1.0 * (3.0 - 1.0) / 2.0
+    assert c.probability(values) == pytest.approx(1 / (1 + math.exp(-z)))
+    assert c.contributions(values) == pytest.approx({"a": 2.0, "b": -1.0})
+
+
+def test_a_calibrator_round_trips_through_json_and_rejects_ragged_arrays():
+    c = _calibrator(held_out_auroc={"sharc": 0.8})
+    assert Calibrator.from_json(json.loads(json.dumps(c.to_json()))) == c
+    broken = c.to_json() | {"coef": [1.0]}
+    with pytest.raises(ValueError, match="differ in length"):
+        Calibrator.from_json(broken)
+
+
+def _retrieved(doc_id: str, title: str, fused: float, rank: int) -> RetrievedPassage:
+    passage = Passage(id=f"{doc_id}#0", doc_id=doc_id, title=title, text="…", start=0, end=1)
+    return RetrievedPassage(passage, rank, 0.5, 1.0, 1.0, fused)
+
+
+NDAS = (_retrieved("contracts/brightline", "Mutual Non-Disclosure Agreement: Brightline Analytics and Harrowgate", 0.80, 1),
+        _retrieved("contracts/orrin", "Non-Disclosure Agreement: Orrin Robotics to Kestrel Logistics", 0.76, 2))
+
+
+def test_two_equally_matching_documents_the_question_does_not_tell_apart_are_two_referents():
+    assert len(referents(set(tokenize("How long does the agreement last?")), NDAS)) == 2
+
+
+def test_a_title_word_only_one_document_has_resolves_the_referent():
+    assert referents(set(tokenize("How long does the Orrin agreement last?")), NDAS) == (NDAS[1].passage.title,)
+    bridge = (_retrieved("enc/harlow_bridge", "Harlow Bridge", 0.9, 1), _retrieved("enc/harlow", "Harlow", 0.85, 2))
+    assert referents(set(tokenize("When was the Harlow Bridge opened?")), bridge) == ("Harlow Bridge",)
+
+
+def test_paragraphs_of_one_article_are_one_referent_and_untitled_documents_are_each_their_own():
+    article = tuple(_retrieved(f"squad/spectre-{n}", "Spectre (2015 film)", 0.8 - n / 100, n + 1) for n in range(3))
+    assert len(referents(set(tokenize("Who directed it?")), article)) == 1
+    untitled = tuple(_retrieved(f"notes/{n}", "", 0.8 - n / 100, n + 1) for n in range(2))
+    assert referents(set(tokenize("Who directed it?")), untitled) == ("notes/0", "notes/1")
+
+
+def test_a_document_far_below_the_best_is_no_referent():
+    far = (NDAS[0], replace(NDAS[1], fused=0.80 - calibrated.TOP_CLOSE - 0.05))
+    assert len(referents(set(tokenize("How long does the agreement last?")), far)) == 1
+
+
+def test_with_probabilities_fills_every_calibrated_signal_without_touching_the_rest():
+    c = {name: _calibrator(name=name, features=("dense_top", "coverage"), mean=(0.0, 0.0), scale=(1.0, 1.0))
+         for name in calibrated.PROBABILITIES}
+    trace = factories.trace()
+    out = calibrated.with_probabilities(trace, c)
+    for name in calibrated.PROBABILITIES:
+        assert 0.0 < getattr(out.signals, name) < 1.0
+    assert out.signals.n_referents == 1
+    assert replace(out.signals, **{n: getattr(trace.signals, n) for n in calibrated.PROBABILITIES}) == trace.signals
+    assert calibrated.with_probabilities(out, c) == out
+
+
+def test_the_shipped_calibrators_say_what_they_were_fitted_on_and_carry_signal():
+    shipped = calibrated.load()
+    assert set(calibrated.PROBABILITIES) <= set(shipped)
+    for c in shipped.values():
+        assert "shared/data/train" in c.trained_on
+        # each separates its target on held-out groups of at least one training domain
+        assert max(v for k, v in c.held_out_auroc.items() if v is not None) >= 0.65, c.name
+
+
+def test_missing_calibrator_file_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="fit_signals.py"):
+        calibrated.load(tmp_path / "none.json")
+
+
+@pytest.mark.parametrize("absent, present", [
+    ("What is the population of Mars?", "When was the Harlow Bridge opened?"),
+])
+def test_real_traces_topic_probability_separates_an_absent_topic(sample_pipeline, absent, present):
+    from core.pipeline import make_query
+    p_absent = sample_pipeline.analyze(make_query(absent)).signals.p_topic
+    p_present = sample_pipeline.analyze(make_query(present)).signals.p_topic
+    assert p_absent < 0.5 < p_present

@@ -1,0 +1,49 @@
+"""Surface ambiguity cues (core/signals.py question_features) on real phrasing, real spaCy parse."""
+from __future__ import annotations
+
+import pytest
+
+from core import models
+from core.signals import question_features
+
+
+def heuristics(question: str, has_context: bool = False) -> dict[str, float]:
+    return question_features(models.parse([question])[0], has_context).ambiguity
+
+
+@pytest.mark.parametrize("question", [
+    "It's February and I lost my job. Can I claim Jobseeker's Allowance?",  # "it" is the time
+    "How much did it cost to build the Harlow Bridge?",  # "it" stands for "to build …"
+    "Can students apply in their first year?",  # "their" has its antecedent
+    "Under its agreement with Harrowgate, can Brightline share confidential information?",
+    "Which company built the ship that Osric Vell commanded from 1931 to 1945?",  # relative "that"
+])
+def test_pronouns_with_a_referent_are_not_dangling(question):
+    assert heuristics(question)["dangling_pronoun"] == 0.0
+
+
+@pytest.mark.parametrize("question", ["What is their name?", "What did he build?", "When did this happen?"])
+def test_pronouns_with_no_referent_still_are(question):
+    assert heuristics(question)["dangling_pronoun"] == 1.0
+
+
+def test_a_scenario_can_hold_the_referent():
+    assert heuristics("What is their name?", has_context=True)["dangling_pronoun"] == 0.0
+
+
+@pytest.mark.parametrize("question", [
+    "Am I eligible for carers allowance?", "Can I get the winter fuel payment?",
+    "What is the boiling point of ethanol?",
+])
+def test_lower_case_scheme_names_are_specific(question):
+    assert heuristics(question)["no_named_entity"] == 0.0
+    assert max(heuristics(question).values()) == 0.0
+
+
+def test_a_bare_question_is_still_underspecified():
+    h = heuristics("Can I apply?")
+    assert h["no_named_entity"] == 1.0 and h["short_query"] == 1.0
+
+
+def test_a_noun_with_a_specific_verb_is_a_specific_question():
+    assert max(heuristics("Can my landlord evict me?").values()) == 0.0

@@ -1,0 +1,47 @@
+"""The shared text helpers (core/text.py): one copy each of what several stages need."""
+from __future__ import annotations
+
+import pytest
+
+from core.text import LRU, jsonl_records, split_sentences, stable_hash, strip_list_marker
+
+
+def test_lru_cache_is_bounded_and_keeps_what_was_used_last():
+    cache = LRU(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # "a" is now the most recent
+    cache.put("c", 3)
+    assert len(cache) == 2 and "b" not in cache and cache.get("a") == 1 and cache.get("c") == 3
+    computed = []
+    assert cache.get_or("d", lambda: computed.append(1) or 4) == (4, False)
+    assert cache.get_or("d", lambda: computed.append(1) or 5) == (4, True) and computed == [1]
+    with pytest.raises(ValueError):
+        LRU(0)
+
+
+def test_stable_hash_is_order_free_for_keys_and_distinguishes_parts():
+    assert stable_hash({"a": 1, "b": [2, 3]}) == stable_hash({"b": [2, 3], "a": 1})
+    assert stable_hash("a", "b") != stable_hash("ab") and len(stable_hash("x", length=12)) == 12
+
+
+def test_jsonl_records_number_lines_and_report_bad_ones():
+    text = '{"id": 1}\n\nnot json\n{"text": "a\u2028b"}\n'
+    records = list(jsonl_records(text))
+    assert [(n, obj) for n, obj, error in records if not error] == [(1, {"id": 1}), (4, {"text": "a\u2028b"})]
+    assert [(n, error.startswith("not valid JSON")) for n, obj, error in records if error] == [(3, True)]
+
+
+@pytest.mark.parametrize("text, stripped", [("* are aged 66 or over", "are aged 66 or over"),
+                                            ("2. have lived here", "have lived here"),
+                                            ("(a) earn less", "earn less"), ("(iv) be resident", "be resident"),
+                                            ("— a dash item", "a dash item"), ("Carn Odhar is 912 m.", "Carn Odhar is 912 m.")])
+def test_one_list_marker_pattern(text, stripped):
+    assert strip_list_marker(text) == stripped
+
+
+def test_the_answer_check_and_the_index_split_sentences_alike():
+    """"e.g." and "Mr." do not end a sentence for the grounding check either (they did with the old regex)."""
+    text = "Claims go to Mr. Jones, e.g. by post. The fee is £88.50 online."
+    assert [s.text for s in split_sentences(text)] == ["Claims go to Mr. Jones, e.g. by post.",
+                                                       "The fee is £88.50 online."]

@@ -1,0 +1,49 @@
+"""The training domains read from ../shared/data/train: groups kept whole, held-out articles apart."""
+from __future__ import annotations
+
+import pytest
+
+from core.evaluation import training
+from core.evaluation.training import group_of
+
+pytestmark = pytest.mark.skipif(not training.TRAIN_DIR.is_dir(), reason=f"{training.TRAIN_DIR} is missing")
+
+
+def test_sharc_train_groups_by_rule_tree_and_adds_irrelevant_items_from_other_trees():
+    data = training.sharc_train()
+    trees = {group_of(i) for i in data.items if not i.extra.get("synthetic")}
+    assert len(trees) == 439
+    snippet_of = {group_of(i): i.documents[0] for i in data.items if not i.extra.get("synthetic")}
+    irrelevant = [i for i in data.items if i.extra.get("synthetic") == "irrelevant"]
+    assert irrelevant and all(i.action == "ABSTAIN" for i in irrelevant)
+    # asked against another tree's rule text, grouped with the tree the question came from
+    assert all(i.documents[0] != snippet_of[group_of(i)] for i in irrelevant)
+    assert {i.action for i in data.items} == {"ANSWER", "ASK", "ABSTAIN"}
+
+
+def test_contractnli_train_forms_one_shortened_contract_per_nda_holding_each_rows_evidence():
+    data = training.contractnli_train(contracts=5)
+    groups = {}
+    for item in data.items:
+        groups.setdefault(group_of(item), []).append(item)
+    assert len(groups) == 5 and all(len(g) == training.CONTRACT_HYPOTHESES for g in groups.values())
+    for items in groups.values():
+        assert len({i.documents for i in items}) == 1  # one contract text per NDA
+        text = items[0].documents[0][2]
+        assert all(e in text for i in items for e in i.evidence)
+    assert {i.action for i in data.items} == {"ANSWER", "ABSTAIN"}
+
+
+def test_squad_held_out_articles_never_appear_in_the_fitting_set():
+    fit = training.squad_train(per_article=20)
+    held = training.squad_train(held_out=True, per_article=20)
+    assert {group_of(i) for i in fit.items}.isdisjoint({group_of(i) for i in held.items})
+    assert len({group_of(i) for i in held.items}) == len(training.SQUAD_HELD_OUT)
+    assert not any(i.extra.get("synthetic") for i in held.items)
+    # one pooled knowledge base; the topic-absent articles' paragraphs are not in it
+    assert len({i.documents for i in fit.items}) == 1
+    absent = [i for i in fit.items if i.extra.get("synthetic") == "topic_absent"]
+    assert absent and all(i.action == "ABSTAIN" for i in absent)
+    kb_titles = {d[1] for d in fit.items[0].documents}
+    assert {group_of(i) for i in absent}.isdisjoint(kb_titles)
+    assert {group_of(i) for i in fit.items if not i.extra.get("synthetic")} <= kb_titles

@@ -1,0 +1,38 @@
+"""What would change the verdict: the nearest gate threshold, checked against decide() itself."""
+from __future__ import annotations
+
+from core import settings
+from core.gate import decide
+from core.what_if import describe, verdict_changes
+from tests.factories import signals, trace
+
+
+def test_an_answer_names_the_threshold_nearest_to_abstaining_and_deciding_there_abstains():
+    t = trace(signals(sufficiency=0.43))  # answerable, sufficiency well above its 0.19 threshold
+    base = decide(t)
+    assert base.action == "ANSWER"
+    changes = verdict_changes(t)
+    assert changes, "some threshold can always turn an answer into a refusal here"
+    first = changes[0]
+    assert first.action != "ANSWER" and first.distance == min(c.distance for c in changes)
+    # The claim is checked: at the suggested threshold the gate decides as said, one step short it does not.
+    moved = decide(t, {first.setting: first.threshold})
+    assert (moved.action, moved.rule) == (first.action, first.rule)
+    step = settings.BY_NAME[first.setting].step
+    short = first.threshold - step if first.direction == "raise" else first.threshold + step
+    if abs(short - first.current) > 1e-9 and (short - first.current) * (first.threshold - first.current) > 0:
+        assert decide(t, {first.setting: round(short, 6)}).action == "ANSWER"
+    assert first.setting in describe(first) or first.label in describe(first)
+
+
+def test_a_low_confidence_refusal_names_conf_alone_and_the_value_to_cross():
+    t = trace(signals(confidence=0.12, coverage=0.1, sufficiency=0.05))
+    assert decide(t).rule == "low_confidence"
+    # Lowering "Conf alone <" below 0.12 lets the next rule (low_retrieval) decide: still ABSTAIN, and
+    # every other threshold leaves some refusal rule holding — no single move changes the verdict.
+    assert verdict_changes(t, limit=10) == []
+    assert decide(t, {"conf_abstain": 0.1}).action == "ABSTAIN"
+
+
+def test_the_learned_gate_gets_no_threshold_advice():
+    assert verdict_changes(trace(), {"gate_model": "learned"}) == []
