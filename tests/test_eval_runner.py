@@ -302,6 +302,20 @@ def test_run_key_follows_models_and_analysis_code(fake, monkeypatch):
     assert fake().run_key() != key
 
 
+def test_model_stamp_follows_the_weights_not_their_file_times(tmp_path, monkeypatch):
+    import os
+    from core.evaluation import runner
+    model = tmp_path / "nli"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights v1")
+    monkeypatch.setattr(runner.models, "model_ids", lambda: {"nli": str(model)})
+    stamp = runner.model_stamp()
+    os.utime(model / "model.safetensors", ns=(1, 1))  # a checkout rewrote the same bytes
+    assert runner.model_stamp() == stamp
+    (model / "model.safetensors").write_bytes(b"weights v2")  # retrained
+    assert runner.model_stamp() != stamp
+
+
 def test_code_stamp_follows_the_code_the_pipeline_imports(tmp_path, monkeypatch):
     from core.evaluation import runner
     core = tmp_path / "core"

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -105,14 +105,25 @@ class TraceCache:
 
 
 def model_stamp() -> dict[str, Any]:
-    """Each model role's source and the newest file time in it, so retrained weights invalidate traces."""
+    """Each model role's source and a hash of its files' contents, so retrained weights invalidate
+    traces and a checkout that only rewrites the same files (a branch switch) does not."""
     stamp = {}
     for role, source in models.model_ids().items():
         path = Path(source)
-        newest = max((f.stat().st_mtime_ns for f in path.iterdir() if f.is_file()), default=0) \
-            if path.is_dir() else 0
-        stamp[role] = [source, newest]
+        files = sorted(f for f in path.iterdir() if f.is_file()) if path.is_dir() else []
+        stamp[role] = [source, stable_hash([[f.name, _file_digest(f, f.stat().st_size, f.stat().st_mtime_ns)]
+                                            for f in files], length=16)]
     return stamp
+
+
+@lru_cache(maxsize=256)
+def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
+    """SHA-1 of a file's bytes (read once per process for a given size and time)."""
+    digest = hashlib.sha1()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 # Imported by the pipeline yet without effect on a trace (settings values are keyed themselves).
