@@ -41,8 +41,8 @@ def _thresholds_read(trace: Trace, values: Mapping[str, Any], base: Decision, na
     """(signal, value) of every comparison whose threshold is the setting ``name`` — found by nudging
     the setting and seeing which thresholds move, so no second table of rule → setting is kept."""
     setting = settings_mod.BY_NAME[name]
-    half = setting.step if setting.kind == "int" else setting.step / 2  # a whole-number setting moves by whole steps
-    nudge = half if values[name] + half <= setting.high else -half
+    step = setting.step if setting.kind == "int" else setting.step / 2  # a whole-number setting moves by whole steps
+    nudge = step if values[name] + step <= setting.high else -step
     moved = decide(trace, {**values, name: values[name] + nudge})
     found = []
     for before, after in zip(base.rules, moved.rules):

@@ -36,3 +36,12 @@ def test_a_low_confidence_refusal_names_conf_alone_and_the_value_to_cross():
 
 def test_the_learned_gate_gets_no_threshold_advice():
     assert verdict_changes(trace(), {"gate_model": "learned"}) == []
+
+
+def test_a_whole_number_threshold_is_moved_by_whole_steps():
+    t = trace(signals(sufficiency=0.43, n_referents=2))  # two documents the question cannot tell apart
+    assert decide(t).rule == "several_referents"
+    changes = verdict_changes(t, limit=20)
+    raised = next(c for c in changes if c.setting == "referents_min")
+    assert raised.threshold == 3 and raised.action == "ANSWER"
+    assert decide(t, {"referents_min": raised.threshold}).action == "ANSWER"
