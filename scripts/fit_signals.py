@@ -70,10 +70,14 @@ def main() -> None:
     for c in fitted:
         print(f"{c.name:16}  {c.held_out_auroc}  {', '.join(c.features)}")
     by_name = {c.name: c for c in fitted}
-    tables = {}
-    for domain, (items, traces) in runs.items():
-        traces = [calibrated.with_probabilities(t, by_name) for t in traces]
-        tables[domain] = (SignalTable.from_traces(traces), M.codes([i.action for i in items]))
+    scored = {domain: [calibrated.with_probabilities(t, by_name) for t in traces] for domain, (_, traces) in runs.items()}
+    tables = {domain: (SignalTable.from_traces(scored[domain]), M.codes([i.action for i in items]))
+              for domain, (items, _) in runs.items()}
+
+    def learned_gate_on(domains):
+        """The learned gate fitted on these domains' traces at once."""
+        return fit_learned_gate(SignalTable.from_traces([t for d in domains for t in scored[d]]),
+                                np.concatenate([tables[d][1] for d in domains]))
 
     base = gate_defaults(settings.defaults())
     space = [(n, grid(n)) for n in SEARCHED]
@@ -85,8 +89,7 @@ def main() -> None:
         table, gold = tables[left_out]
         rows[f"{left_out}: rule gate, thresholds from the other domains"] = M.action_metrics(gold, gate_table(table, chosen).codes)
         rows[f"{left_out}: rule gate, chosen defaults (in-sample)"] = M.action_metrics(gold, gate_table(table, best).codes)
-        gate = fit_learned_gate(_concat([tables[d][0] for d in tables if d != left_out]),
-                               np.concatenate([tables[d][1] for d in tables if d != left_out]))
+        gate = learned_gate_on([d for d in tables if d != left_out])
         rows[f"{left_out}: learned gate from the other domains"] = M.action_metrics(gold, gate.predict(table)[0])
     print()
     print(M.format_comparison(rows))
@@ -97,21 +100,10 @@ def main() -> None:
             print(f"  {name} = {best[name]}   (declared {declared[name]})")
     if args.write:
         save(fitted, calibrated.DEFAULT_FILE)
-        general = fit_learned_gate(_concat([t for t, _ in tables.values()]),
-                                  np.concatenate([g for _, g in tables.values()]))
-        general.save(ROOT / "presets" / "learned-gate-general.json")
+        learned_gate_on(list(tables)).save(ROOT / "presets" / "learned-gate-general.json")
         chosen = {name: best[name] for name in GATE_SETTINGS}
         (ROOT / "presets" / "training-fit.json").write_text(json.dumps(chosen, indent=1) + "\n", encoding="utf-8")
         print(f"\nwrote {calibrated.DEFAULT_FILE}, presets/learned-gate-general.json and presets/training-fit.json")
-
-
-def _concat(tables: list[SignalTable]) -> SignalTable:
-    """One table of several (the columns they share)."""
-    names = set.intersection(*(set(t.columns) for t in tables))
-    return SignalTable({n: np.concatenate([t.columns[n] for t in tables]) for n in sorted(names)},
-                       np.concatenate([t.outcome for t in tables]),
-                       np.concatenate([t.has_passages for t in tables]),
-                       tuple(s for t in tables for s in t.signals))
 
 
 if __name__ == "__main__":

@@ -111,9 +111,13 @@ def model_stamp() -> dict[str, Any]:
     for role, source in models.model_ids().items():
         path = Path(source)
         files = sorted(f for f in path.iterdir() if f.is_file()) if path.is_dir() else []
-        stamp[role] = [source, stable_hash([[f.name, _file_digest(f, f.stat().st_size, f.stat().st_mtime_ns)]
-                                            for f in files], length=16)]
+        stamp[role] = [source, stable_hash([[f.name, _file_digest(f, *_size_and_time(f))] for f in files], length=16)]
     return stamp
+
+
+def _size_and_time(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
 
 
 @lru_cache(maxsize=256)
