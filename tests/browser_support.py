@@ -105,6 +105,16 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+def watched_page(browser, width: int, height: int):
+    """(a new page, the URLs it requests, the dialogs it opened): every dialog is dismissed and
+    recorded, since a dialog means document text ran as script."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    requests, dialogs = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    return page, requests, dialogs
+
+
 def question_box(page):
     return page.get_by_role("textbox", name="Question", exact=True)
 

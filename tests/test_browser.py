@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.browser_support import (CARD_FOR, CHROMIUM, ROOT, action, analyse, app_server, gate_slider, launch,
-                                   question_box, wait_idle, wait_turn)
+                                   question_box, wait_idle, wait_turn, watched_page)
 
 pytestmark = pytest.mark.browser
 sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
@@ -72,10 +72,7 @@ def test_question_panels_slider_and_loopback_only(browser, nli_model):
     ARTIFACTS.mkdir(exist_ok=True)
     with app_server(ARTIFACTS / "browser_server.log") as server:
         url = server.url
-        page = browser.new_page(viewport={"width": 1500, "height": 4200})
-        requests, dialogs = [], []
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page, requests, dialogs = watched_page(browser, 1500, 4200)
         page.goto(url)
         question_box(page).wait_for(timeout=120_000)
         analyse(page, QUESTION)
@@ -120,10 +117,7 @@ def test_clarification_dialogue_answered_in_place_until_the_answer(browser, nli_
     contradicts the first condition asked → ANSWER (no)."""
     ARTIFACTS.mkdir(exist_ok=True)
     with app_server(ARTIFACTS / "browser_dialogue_server.log") as server:
-        page = browser.new_page(viewport={"width": 1500, "height": 4200})
-        requests, dialogs = [], []
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page, requests, dialogs = watched_page(browser, 1500, 4200)
         page.goto(server.url)
         question_box(page).wait_for(timeout=120_000)
         analyse(page, ELIGIBLE, scenario=SCENARIO)
@@ -167,10 +161,7 @@ def test_clarification_dialogue_answered_in_place_until_the_answer(browser, nli_
 def test_graph_renderer_in_the_browser_shows_hostile_labels_as_text(browser):
     from components.graph import graph_html
     from tests.test_components import GRAPH_EDGES, GRAPH_NODES
-    page = browser.new_page(viewport={"width": 900, "height": 600})
-    requests, dialogs = [], []
-    page.on("request", lambda r: requests.append(r.url))
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page, requests, dialogs = watched_page(browser, 900, 600)
     page.set_content(graph_html(GRAPH_NODES, GRAPH_EDGES))
     page.locator("#mynetwork canvas").wait_for(timeout=30_000)
     assert page.evaluate("nodes.get('n1').label") == "<script>alert(1)</script>"
@@ -192,10 +183,7 @@ def test_guided_tour_and_one_refusal_of_each_kind(browser, nli_model):
     from components.tour import STOPS
     ARTIFACTS.mkdir(exist_ok=True)
     with app_server(ARTIFACTS / "browser_tour_server.log") as server:
-        page = browser.new_page(viewport={"width": 1500, "height": 1000})
-        requests, dialogs = [], []
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page, requests, dialogs = watched_page(browser, 1500, 1000)
         page.goto(server.url)
         question_box(page).wait_for(timeout=120_000)
         page.get_by_text("Guided tour and sample questions").click()
