@@ -101,7 +101,7 @@ def features(trace: Trace) -> dict[str, float]:
     best_fused = top.fused if top else 0.0
     close = [p for p in passages if best_fused - p.fused <= TOP_CLOSE]
     answers = [a.strip().lower() for _, a in trace.query.history]
-    yes_no = trace.claim.schema in ("polar", "statement")
+    yes_no = float(trace.claim.schema in ("polar", "statement"))
     q_names = _names(trace.query.question)
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
@@ -122,10 +122,16 @@ def features(trace: Trace) -> dict[str, float]:
         "entailment_max": max((n.claim.entailment for n in kept), default=0.0),
         "contradiction_max": max((n.claim.contradiction for n in kept), default=0.0),
         "neutral_min": min((n.claim.neutral for n in kept), default=1.0),
+        # A statement or yes/no claim is settled by a sentence that entails or contradicts it; a
+        # wh-question's claim ("… is some date") is neutral to most sentences even when one holds
+        # the answer. The same NLI score means different things for the two, so each has its own.
+        "decided_statement": yes_no * (1.0 - min((n.claim.neutral for n in kept), default=1.0)),
+        "entailed_statement": yes_no * max((n.claim.entailment for n in kept), default=0.0),
+        "decided_question": (1.0 - yes_no) * (1.0 - min((n.claim.neutral for n in kept), default=1.0)),
         "evidence_coverage": s.evidence_coverage,
         "evidence_overlap": max((_overlap(q_terms, t) for t in evidence_texts), default=0.0),
         "answer_type_found": s.answer_type_found,
-        "yes_no_claim": float(yes_no),
+        "yes_no_claim": yes_no,
         "premise_supported": s.premise_supported,
         # conditions
         "n_conditions": float(min(len(conditions), 6)),
@@ -142,6 +148,7 @@ def features(trace: Trace) -> dict[str, float]:
         # how the conditions combine: one "no" fails an all-of list, one "yes" settles an any-of list
         "all_group": float(any(c.group == "all" for c in conditions)),
         "any_group": float(any(c.group == "any" for c in conditions)),
+        "unclear_group": float(any(c.group == "unclear" for c in conditions)),
         "no_in_all_group": float(any(c.group == "all" for c in conditions) and any(a.startswith("no") for a in answers)),
         "yes_in_any_group": float(any(c.group == "any" for c in conditions) and any(a.startswith("yes") for a in answers)),
         "unasked": float(min(max(len(conditions) - len(answers), 0), 6)),

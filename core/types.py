@@ -113,7 +113,7 @@ class Condition:
     support: str = ""  # the user fact that decided it
     scores: NliScores | None = None
     method: str = ""  # nli | numeric | history | "" (not checked)
-    group: str = "all"  # all | any: how conditions of this passage combine
+    group: str = "all"  # all | any | unclear (a list that says neither): how conditions of this passage combine
     lead: str = ""  # the lead-in a bullet hangs from ("You can get it if you:")
 
 

@@ -29,7 +29,7 @@ from core import models, nli, quantities, voice
 from core.text import LIST_MARKER, split_sentences, strip_list_marker
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
-ANY_CUE = re.compile(r"\b(any|one|either|at least one) of\b|\bany of the following\b", re.I)
+ANY_CUE = re.compile(r"\b(any|one|at least one) of\b|\bany of the following\b|\beither\b", re.I)
 LEAD_IN_CUE = re.compile(r"\b(if|when|must|eligible|qualify|qualif|require|need|only|criteria|conditions|following|provided)\b", re.I)
 CONDITION_CUE = re.compile(r"\b(must|eligible|qualify|require[sd]?|need to|have to|has to|only if|unless|if|provided that|as long as)\b", re.I)
 IF_CLAUSE = re.compile(r"\b(only if|unless|if|provided that|as long as|as long as)\b\s+(.*)$", re.I)
@@ -282,26 +282,39 @@ def known_variables(query: Query) -> tuple[str, ...]:
 
 
 def extract_conditions(passage: Passage) -> list[Condition]:
-    """Conditions stated in a passage, in reading order, with how they combine (all/any)."""
+    """Conditions stated in a passage, in reading order, with how they combine (all/any).
+
+    A bulleted list is read with its lead-in (``list_logic``): "… unless:" or "You cannot claim if
+    you:" lists disqualifiers, and the conjunction that ends the items ("; or", "; and") or an
+    "any of" / "one of" in the lead-in says whether one item or every item is needed.
+    """
     sentences = [s.text.strip() for s in passage.sentences] or [passage.text]
     conditions: list[Condition] = []
     lead_in: str | None = None
     loose_list = False  # bullets right under a heading, or under a lead-in without a condition cue
+    listed: list[tuple[str, str]] = []  # (item as written, lead-in) of the list being read
+
+    def close_list() -> None:
+        if listed:
+            kind, group = list_logic(listed[0][1], [raw for raw, _ in listed])
+            conditions.extend(_condition(_list_item(raw), kind, passage.id, group, lead) for raw, lead in listed)
+            listed.clear()
+
     for text in sentences:
         if LIST_MARKER.match(text):
-            item = strip_list_marker(text).rstrip(" ;,.").removesuffix(" and").removesuffix(" or").strip()
-            item = without_carve_out(item)
+            item = _list_item(text)
             if len(item.split()) < 2:
                 continue
             if lead_in is not None:
-                group = "any" if ANY_CUE.search(lead_in) else "all"
-                conditions.append(_condition(item, "bullet", passage.id, group, lead_in))
+                listed.append((text, lead_in))
             elif loose_list and _predicate_like(item):
                 # "### Parenting Payment / * have income under the limits": a rule's items read as
                 # conditions when they are predicates ("* Income Support" is not one)
                 conditions.append(_condition(item, "bullet", passage.id, "all"))
             continue
-        lead_in = text if text.rstrip().endswith(":") and LEAD_IN_CUE.search(text) else None
+        close_list()
+        lead_in = text if text.rstrip().endswith(":") and (LEAD_IN_CUE.search(text) or EXCEPTION_CUE.search(text)) \
+            else None
         loose_list = text.startswith("#") or text.rstrip().endswith(":")
         if lead_in is not None or text.startswith("#"):
             continue
@@ -317,7 +330,44 @@ def extract_conditions(passage: Passage) -> list[Condition]:
         clause = _condition_clause(text)
         if clause is not None:
             conditions.append(_condition(clause[0], clause[1], passage.id, "all"))
+    close_list()
     return conditions
+
+
+EXCEPTION_CUE = re.compile(r"\b(unless|except|exempt|exemptions?|exceptions?|does not apply|doesn't apply)\b", re.I)
+# A clause that ends on its auxiliary ("if you don't", "if so", "if you can") refers back to an earlier one.
+ELLIPTICAL = re.compile(r"^(?:so|not|(?:\w+\s+)?(?:do|does|don't|doesn't|did|didn't|are|aren't|is|isn't|can|can't|cannot|have|haven't|"
+                        r"will|won't|were|was|should|would))$", re.I)
+ALL_CUE = re.compile(r"\b(?:all|both|each|every one) of\b|\ball the following\b", re.I)
+ITEM_JOINER = re.compile(r"[\s;,]+(and|or)\s*$", re.I)
+
+
+def _list_item(text: str) -> str:
+    """A bullet's condition: without its marker, its closing "and" / "or" and any carve-out."""
+    item = strip_list_marker(text).rstrip(" ;,.")
+    return without_carve_out(ITEM_JOINER.sub("", item).strip())
+
+
+def list_logic(lead_in: str, items: list[str]) -> tuple[str, str]:
+    """(kind, group) of a bulleted list's items, read from its lead-in and the items' endings.
+
+    - "must wear a seat belt unless:", "You cannot claim if you:" — each item is a disqualifier
+      (kind ``disqualifier``): every one must not hold, so they form an "all" group of negations;
+    - "any of the following", "one of", "either", or items ending in "or" — one item is enough ("any");
+    - "all of the following", "both of", or items ending in "and" — every item is needed ("all");
+    - otherwise "unclear": "You can get it if you:" lists requirements as often as alternatives (on
+      the ShARC train trees, reading such lists as "all" ended 113 dialogues that still had a
+      question to ask), so ``combine`` concludes only what both readings agree on.
+    """
+    main = lead_in.split(":")[0]
+    if EXCEPTION_CUE.search(main) or NEGATIVE_MAIN.search(main):
+        return "disqualifier", "all"
+    joiners = [m.group(1).lower() for raw in items[:-1] if (m := ITEM_JOINER.search(strip_list_marker(raw).rstrip(" .")))]
+    if ANY_CUE.search(main) or (joiners and joiners[-1] == "or"):
+        return "bullet", "any"
+    if (joiners and joiners[-1] == "and") or ALL_CUE.search(main):
+        return "bullet", "all"
+    return "bullet", "unclear"
 
 
 INLINE_LIST = re.compile(r":\s+(.+)$")
@@ -351,8 +401,13 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
     match = IF_CLAUSE.search(sentence)
     if match:
         cue = match.group(1).lower()
-        clause = without_carve_out(match.group(2).rstrip(" .;"))
-        main = sentence[: match.start()]
+        clause, main = match.group(2), sentence[: match.start()]
+        if not main.strip(" \"'(") and "," in clause:
+            # "If you're over 65, you can claim": the condition ends at the comma, the rest is the main clause
+            clause, main = clause.split(",", 1)
+        clause = without_carve_out(clause.rstrip(" .;"))
+        if ELLIPTICAL.search(clause):
+            return None  # "If you don't, contact the centre": it points back, it states nothing
         if cue == "unless":
             if NEGATIVE_MAIN.search(main):
                 return clause, "unless"  # "You cannot claim unless X": X is required
@@ -387,15 +442,18 @@ def combine(conditions: list[Condition] | tuple[Condition, ...]) -> str:
     """satisfied | failed | undetermined for the conditions of one passage.
 
     "all" conditions fail if any is contradicted; an "any" group is satisfied by one
-    established item and fails only when every item is contradicted.
+    established item and fails only when every item is contradicted. An "unclear" list (no word
+    says which) is decided only where both readings agree: it fails when every item is
+    contradicted and is met when every item is established.
     """
     if not conditions:
         return "none"
     all_group = [c for c in conditions if c.group == "all"]
     any_group = [c for c in conditions if c.group == "any"]
+    unclear = [c for c in conditions if c.group == "unclear"]
     if any(c.status == "contradicted" for c in all_group) or \
-            (any_group and all(c.status == "contradicted" for c in any_group)):
+            any(group and all(c.status == "contradicted" for c in group) for group in (any_group, unclear)):
         return "failed"
-    all_ok = all(c.status == "established" for c in all_group)
+    all_ok = all(c.status == "established" for c in all_group + unclear)
     any_ok = not any_group or any(c.status == "established" for c in any_group)
     return "satisfied" if all_ok and any_ok else "undetermined"

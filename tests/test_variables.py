@@ -1,4 +1,5 @@
 """Conditions the evidence imposes, and how the user's facts settle them (seed 002 S(q), I(q))."""
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,16 @@ def test_any_of_lead_in_makes_an_any_group():
 
 def cond(status, group="all"):
     return Condition(text="x", user_voice="x", kind="bullet", passage_id="p", status=status, group=group)
+
+
+@pytest.mark.parametrize("statuses, outcome", [
+    (["contradicted", "missing"], "undetermined"),  # an "all" list would fail, an "any" list would not
+    (["contradicted", "contradicted"], "failed"),
+    (["established", "missing"], "undetermined"),  # an "any" list would be met, an "all" list not yet
+    (["established", "established"], "satisfied"),
+])
+def test_an_unclear_list_concludes_only_what_both_readings_agree_on(statuses, outcome):
+    assert combine([cond(s, "unclear") for s in statuses]) == outcome
 
 
 @pytest.mark.parametrize("statuses, group, outcome", [
@@ -240,3 +251,38 @@ def test_a_list_under_a_heading_and_an_inline_list_are_conditions():
 
 def test_a_negation_denies_its_predicate_not_every_noun_after_it():
     assert variables.denial("I've never owned a property.", "the property is in Calvera and you plan to live in it") == ""
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("If you're aged 66 or over, you can get a bus pass.", ("you're aged 66 or over", "if")),
+    ("If you live in a care home, you cannot claim.", ("you live in a care home", "disqualifier")),
+    ("If you don't, contact the APHA Centre for International Trade Carlisle.", None),
+    ("If so, you can apply online.", None),
+])
+def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
+    assert variables._condition_clause(sentence) == expected
+
+
+@pytest.mark.parametrize("lead_in, items, expected", [
+    ("In the state of Maine all passengers must wear seat belts unless:",
+     ["* the passenger is a mail carrier delivering mail", "* the passenger has a medical exemption"],
+     ("disqualifier", "all")),
+    ("You cannot get the allowance if you:", ["* live in a care home", "* are in prison"], ("disqualifier", "all")),
+    ("You can get it if you're:", ["* a carer; or", "* a foster parent"], ("bullet", "any")),
+    ("You can get it if you:", ["* are over 18, and", "* live in Calvera"], ("bullet", "all")),
+    ("You qualify if you're either:", ["* a student", "* an apprentice"], ("bullet", "any")),
+    ("You can get it if you meet all of the following:", ["* are over 18", "* live in Calvera"], ("bullet", "all")),
+    ("You can get it if you:", ["* are over 18", "* live in Calvera"], ("bullet", "unclear")),
+])
+def test_a_list_is_read_by_its_lead_in_and_the_conjunction_its_items_end_with(lead_in, items, expected):
+    assert variables.list_logic(lead_in, items) == expected
+
+
+def test_an_exception_list_fails_the_rule_when_one_exception_holds():
+    text = ("# Seat belts\n\nAll passengers must wear seat belts unless:\n\n* the driver is a mail carrier delivering "
+            "mail\n* the passenger has a medical exemption from a physician\n")
+    conds = extract_conditions(passage(text))
+    assert [(c.kind, c.group) for c in conds] == [("disqualifier", "all")] * 2
+    assert conds[0].text == "the driver is a mail carrier delivering mail"
+    met = [replace(conds[0], status=variables._flip("established", conds[0])), conds[1]]
+    assert combine(met) == "failed"
