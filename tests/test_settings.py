@@ -39,4 +39,3 @@ def test_stage_keys_separate_gate_from_model_stages():
     assert "amb_max" in settings.for_stage(values, "gate")
     assert "amb_max" not in settings.for_stage(values, "retrieval")
     assert "top_k" in settings.for_stage(values, "retrieval")
-
