@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 from core.text import STOPWORDS, tokenize
 from core.types import Trace
-from core.variables import FIRST_PERSON, conditions_apply
+from core.variables import FIRST_PERSON, NO, YES, conditions_apply
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met")
@@ -101,7 +101,8 @@ def features(trace: Trace) -> dict[str, float]:
     conditions = trace.variables.conditions
     best_fused = top.fused if top else 0.0
     close = [p for p in passages if best_fused - p.fused <= TOP_CLOSE]
-    answers = [a.strip().lower() for _, a in trace.query.history]
+    # the follow-ups answered yes or no: "Let me check." settles nothing and counts as no turn
+    answers = [a.strip().lower() for _, a in trace.query.history if YES.match(a) or NO.match(a)]
     yes_no = float(trace.claim.schema in ("polar", "statement"))
     personal = float(bool(FIRST_PERSON.search(trace.query.question)))
     same_document = tuple(p.passage for p in passages if top and p.passage.doc_id == top.passage.doc_id)
