@@ -29,6 +29,7 @@ from typing import Any, Mapping
 
 from core.text import STOPWORDS, tokenize
 from core.types import Trace
+from core.variables import FIRST_PERSON, NO, YES, conditions_apply
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met")
@@ -100,8 +101,13 @@ def features(trace: Trace) -> dict[str, float]:
     conditions = trace.variables.conditions
     best_fused = top.fused if top else 0.0
     close = [p for p in passages if best_fused - p.fused <= TOP_CLOSE]
-    answers = [a.strip().lower() for _, a in trace.query.history]
+    # the follow-ups answered yes or no: "Let me check." settles nothing and counts as no turn
+    answers = [a.strip().lower() for _, a in trace.query.history if YES.match(a) or NO.match(a)]
     yes_no = float(trace.claim.schema in ("polar", "statement"))
+    personal = float(bool(FIRST_PERSON.search(trace.query.question)))
+    same_document = tuple(p.passage for p in passages if top and p.passage.doc_id == top.passage.doc_id)
+    bearing = personal * float(conditions_apply(trace.query.question, same_document))
+    decided = 1.0 - min((n.claim.neutral for n in kept), default=1.0)
     q_names = _names(trace.query.question)
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
@@ -122,12 +128,15 @@ def features(trace: Trace) -> dict[str, float]:
         "entailment_max": max((n.claim.entailment for n in kept), default=0.0),
         "contradiction_max": max((n.claim.contradiction for n in kept), default=0.0),
         "neutral_min": min((n.claim.neutral for n in kept), default=1.0),
-        # A statement or yes/no claim is settled by a sentence that entails or contradicts it; a
-        # wh-question's claim ("… is some date") is neutral to most sentences even when one holds
-        # the answer. The same NLI score means different things for the two, so each has its own.
-        "decided_statement": yes_no * (1.0 - min((n.claim.neutral for n in kept), default=1.0)),
-        "entailed_statement": yes_no * max((n.claim.entailment for n in kept), default=0.0),
-        "decided_question": (1.0 - yes_no) * (1.0 - min((n.claim.neutral for n in kept), default=1.0)),
+        # A statement about the world ("Receiving Party shall not …") is settled by a sentence that
+        # entails or contradicts it; a wh-question's claim ("… is some date") is neutral to most
+        # sentences even when one holds the answer, and a rule text says nothing either way about a
+        # claim on the asker ("I can get it"). The same NLI score means different things for the
+        # three, so each has its own feature.
+        "personal": personal,
+        "decided_statement": yes_no * (1.0 - personal) * decided,
+        "entailed_statement": yes_no * (1.0 - personal) * max((n.claim.entailment for n in kept), default=0.0),
+        "decided_question": (1.0 - yes_no) * decided,
         "evidence_coverage": s.evidence_coverage,
         "evidence_overlap": max((_overlap(q_terms, t) for t in evidence_texts), default=0.0),
         "answer_type_found": s.answer_type_found,
@@ -153,9 +162,12 @@ def features(trace: Trace) -> dict[str, float]:
         "yes_in_any_group": float(any(c.group == "any" for c in conditions) and any(a.startswith("yes") for a in answers)),
         "unasked": float(min(max(len(conditions) - len(answers), 0), 6)),
         "unaddressed": float(min(unaddressed(trace), 6)),
-        # read from the best passage's text itself, whatever the condition reader made of it
-        "condition_markers": float(min(markers, 8)),
-        "markers_unanswered": float(max(min(markers - len(answers), 8), -4)),
+        # read from the best passage's text itself, whatever the condition reader made of it; a
+        # passage's conditions bear on a question about the asker ("Can I …", not "What does clause
+        # 4 say?") and about what the passage's document is about ("Can my landlord evict me?" is
+        # not about the insulation grant whose rules mention landlords)
+        "condition_markers": bearing * min(markers, 8),
+        "markers_unanswered": bearing * max(min(markers - len(answers), 8), -4),
         "last_answer_yes": float(bool(answers) and answers[-1].startswith("yes")),
         "last_answer_no": float(bool(answers) and answers[-1].startswith("no")),
         # referents

@@ -101,3 +101,24 @@ def test_real_traces_topic_probability_separates_an_absent_topic(sample_pipeline
     p_absent = sample_pipeline.analyze(make_query(absent)).signals.p_topic
     p_present = sample_pipeline.analyze(make_query(present)).signals.p_topic
     assert p_absent < 0.5 < p_present
+
+
+def test_a_reply_that_settles_nothing_counts_as_no_answered_follow_up():
+    from core.types import Query
+    asked = "Are you aged 66 or over?"
+    base = factories.trace()
+    vague = calibrated.features(replace(base, query=Query("Can I get it?", "", ((asked, "Let me check."),))))
+    answered = calibrated.features(replace(base, query=Query("Can I get it?", "", ((asked, "Yes, I am."),))))
+    assert vague["history_turns"] == 0 and vague["last_answer_yes"] == 0
+    assert answered["history_turns"] == 1 and answered["history_yes"] == 1 and answered["last_answer_yes"] == 1
+
+
+def test_real_an_off_topic_documents_condition_markers_do_not_count(sample_pipeline):
+    """"Can my landlord evict me?" retrieves a grant whose bulleted rules mention landlords: its markers say nothing
+    about eviction, so P(condition open) must not read them."""
+    from core.pipeline import make_query
+    trace = sample_pipeline.analyze(make_query("Can my landlord evict me?", "I rent a flat in Harlow."))
+    values = calibrated.features(trace)
+    assert values["personal"] == 1.0 and values["condition_markers"] == 0.0
+    on_topic = calibrated.features(sample_pipeline.analyze(make_query("Can I get the Home Insulation Grant?")))
+    assert on_topic["condition_markers"] > 0

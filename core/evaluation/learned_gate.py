@@ -8,7 +8,7 @@ probabilities. ``cross_validate`` gives out-of-fold actions for reporting.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -21,9 +21,10 @@ from core.types import ACTIONS
 
 def fit_learned_gate(table: SignalTable, gold, *, calibration: str = "isotonic", decision: str = "balanced",
                      precision_floor: float | None = None, folds: int = 5, C: float = 1.0, seed: int = 0,
-                     info: Mapping[str, Any] | None = None) -> LearnedGate:
+                     info: Mapping[str, Any] | None = None, features: Sequence[str] | None = None) -> LearnedGate:
     """Fit a learned gate on the signals of ``table`` against the gold actions: logistic regression with
-    balanced class weights, calibrators fitted on out-of-fold raw probabilities."""
+    balanced class weights, calibrators fitted on out-of-fold raw probabilities. ``features`` limits
+    what it reads (default: every signal; ``core.gate.learned.feature_names``)."""
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration must be one of {', '.join(CALIBRATIONS)}, not {calibration!r}")
     if decision not in DECISIONS:
@@ -34,7 +35,7 @@ def fit_learned_gate(table: SignalTable, gold, *, calibration: str = "isotonic",
     present = [a for a in range(len(ACTIONS)) if (g == a).any()]
     if len(present) < 2:
         raise ValueError("the learned gate needs gold items of at least two actions")
-    names = feature_names(table)
+    names = list(features) if features is not None else feature_names(table)
     X = feature_matrix(table, names)
     mean, scale = X.mean(axis=0), X.std(axis=0)
     scale[scale == 0] = 1.0
