@@ -25,6 +25,7 @@ from core.generation import Backend, TemplateBackend
 from core.kb import KnowledgeBase
 from core.retrieval import Retriever
 from core.stepback import content_words
+from core.text import normalized
 from core.types import Abduction, Condition, Generated, KgEdge, NliScores, Premise, RetrievedPassage
 
 LINE_PREFIX = re.compile(r"^\s*(?:[*\-•]|\d+[.):]|premise\s*\d*\s*[:.)-])\s*", re.I)
@@ -108,8 +109,8 @@ class AbductionStage:
         seen: set[str] = set()
         unique = []
         for p in out:
-            if _norm(p.text) not in seen:
-                seen.add(_norm(p.text))
+            if normalized(p.text) not in seen:
+                seen.add(normalized(p.text))
                 unique.append(p)
         return unique, warnings
 
@@ -120,8 +121,8 @@ class AbductionStage:
                                             max_lines=self.m)
         if generated.error or generated.backend == "template":
             return generated, []
-        skip = {_norm(s) for s in list(known) + list(hint)}
-        return generated, [line for line in _premise_lines(generated.text)[: self.m] if _norm(line) not in skip]
+        skip = {normalized(s) for s in list(known) + list(hint)}
+        return generated, [line for line in _premise_lines(generated.text)[: self.m] if normalized(line) not in skip]
 
     # --- validation ---------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ class AbductionStage:
                   evidence: Sequence[RetrievedPassage]) -> list[Premise]:
         if not candidates:
             return []
-        ev = [(p.passage.id, u) for p in evidence for u in nli_units(_sentences(p))]
+        ev = [(p.passage.id, u) for p in evidence for u in nli_units(nli.premise_texts(p.passage))]
         scores = self.predict([(u, c.text) for c in candidates for _, u in ev])
         world = [i for i, c in enumerate(candidates) if not _about_user(c)]
         outside = self._outside(kb, [candidates[i].text for i in world], {p.passage.id for p in evidence})
@@ -182,7 +183,7 @@ class AbductionStage:
         out = []
         for text, vector in zip(texts, vectors):
             found = [p for p in retriever.run(kb, text, query_vector=vector) if p.passage.id not in exclude]
-            out.append([(p, u) for p in found[: self.top_k] for u in nli_units(_sentences(p))])
+            out.append([(p, u) for p in found[: self.top_k] for u in nli_units(nli.premise_texts(p.passage))])
         return out
 
 
@@ -195,9 +196,6 @@ def _user_voice(condition: str) -> str:
     return voice.to_user_voice(condition)
 
 
-def _sentences(p: RetrievedPassage) -> list[str]:
-    return [text for _, text in nli.premise_sentences(p.passage)]
-
 
 def nli_units(sentences: list[str]) -> list[str]:
     """Each sentence and each pair of neighbours ("It was designed by …" needs the sentence
@@ -208,7 +206,7 @@ def nli_units(sentences: list[str]) -> list[str]:
 def _closest_sentence(p: RetrievedPassage, question: str) -> str:
     """The passage sentence sharing most content words with the question (a prompt hint)."""
     words = content_words(question)
-    return max(_sentences(p), key=lambda s: len(words & content_words(s)))
+    return max(nli.premise_texts(p.passage), key=lambda s: len(words & content_words(s)))
 
 
 def _premise_lines(text: str) -> list[str]:
@@ -238,7 +236,3 @@ def _kg_sentence(item: KgEdge | tuple[str, str, str]) -> str:
 def _sentence(text: str) -> str:
     text = " ".join(text.split()).rstrip(" .")
     return text[:1].upper() + text[1:] + "."
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9£]+", text.lower()))

@@ -25,7 +25,7 @@ from core.abduction import nli_units
 from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
 from core.evidence import answer_candidates, answer_value
-from core.text import split_sentences
+from core.text import normalized, split_sentences
 from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
 from core.variables import still_open
@@ -36,10 +36,6 @@ ANSWER_MODES = ("auto", "extractive", "generated")
 
 
 
-
-def _sentences(p: RetrievedPassage) -> list[str]:
-    """The premise sentences the NLI stage scored."""
-    return [text for _, text in nli.premise_sentences(p.passage)]
 
 
 def _cite(p: RetrievedPassage, sentence: str) -> Citation:
@@ -132,8 +128,8 @@ class AnswerAgent:
         type (a date, an amount): then the first sentence that bears such a value about the asked
         entity (``core.evidence.answer_value``; per passage the NLI-best sentence first, then the
         others by how many question words they share), and that value."""
-        candidates = answer_candidates(trace.query.question, [(self._best_sentence(trace, p), _sentences(p))
-                                                              for p in kept])
+        candidates = answer_candidates(trace.query.question,
+                                       [(self._best_sentence(trace, p), nli.premise_texts(p.passage)) for p in kept])
         index, span = _span(trace, [s for _, s in candidates], [kept[i].passage.title for i, _ in candidates])
         owner, sentence = candidates[index]
         return kept[owner], sentence, span
@@ -210,11 +206,11 @@ class AskAgent:
         vectors = models.embed(texts + questions + asked)
         n = len(options)
         cond, ques, hist = vectors[:n], vectors[n:2 * n], vectors[2 * n:]
-        normal = {_norm(q) for q in asked}
+        normal = {normalized(q) for q in asked}
         fresh = []
         for i in range(n):
             similarity = max(float((cond[i] @ hist.T).max()), float((ques[i] @ hist.T).max()))
-            if _norm(questions[i]) not in normal and similarity < self.repeat_similarity:
+            if normalized(questions[i]) not in normal and similarity < self.repeat_similarity:
                 fresh.append(i)
         return fresh
 
@@ -264,10 +260,10 @@ class AskAgent:
         else:
             missing = "what exactly you are asking about"
         question = prompts.ASK_TEMPLATE.format(anchor=anchor, missing=missing)
-        if _norm(question) in {_norm(q) for q in asked}:
+        if normalized(question) in {normalized(q) for q in asked}:
             return Response("ABSTAIN", "I already asked which topic you mean and still cannot tell which "
                             "document answers the question.", "already_asked", "rules", target=missing)
-        citations = tuple(_cite(p, _sentences(p)[0]) for p in trace.passages[:2])
+        citations = tuple(_cite(p, nli.premise_texts(p.passage)[0]) for p in trace.passages[:2])
         return Response("ASK", question, "which_one", "rules", citations, target=missing)
 
 
@@ -309,7 +305,8 @@ class AbstainAgent:
             kind, reason = "fact_absent", self._missing_fact(trace, decision, abduction)
         text = prompts.ABSTAIN_TEMPLATE.format(reason=reason)
         # a refusal for an absent topic cites nothing: the closest passage is no source of anything
-        citations = (_cite(closest, _sentences(closest)[0]),) if closest and kind == "fact_absent" else ()
+        cited = closest and kind == "fact_absent"
+        citations = (_cite(closest, nli.premise_texts(closest.passage)[0]),) if cited else ()
         if not self.generator.capable:
             return Response("ABSTAIN", text, kind, "rules", citations, target=target)
         out = self.generator.generate(prompts.abstain(trace.query.question, reason, trace.query.history),
@@ -387,7 +384,8 @@ def evidence_sentences(trace: Trace, response: Response) -> list[list[str]]:
     out = []
     for pid in ids:
         p = _passage(trace, pid)
-        out.append(_sentences(p) if p else [c.sentence for c in response.citations if c.passage_id == pid])
+        cited = [c.sentence for c in response.citations if c.passage_id == pid]
+        out.append(nli.premise_texts(p.passage) if p else cited)
     return out
 
 
@@ -476,9 +474,6 @@ def _with_warning(response: Response, *notes: str) -> Response:
     warning = "; ".join(n for n in (response.warning, *notes) if n)
     return replace(response, warning=warning) if warning != response.warning else response
 
-
-def _norm(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9£]+", text.lower()))
 
 
 def _lower_first(text: str) -> str:

@@ -200,6 +200,11 @@ def premise_sentences(passage: Passage) -> list[tuple[int, str]]:
     return [(i, t) for i, t in out if t] or [(0, passage.text)]
 
 
+def premise_texts(passage: Passage) -> list[str]:
+    """The texts of ``premise_sentences``: what the NLI stage scored, for citing and re-scoring."""
+    return [text for _, text in premise_sentences(passage)]
+
+
 def best_sentence(sentences: Sequence[str], hypothesis: str) -> tuple[int, NliScores]:
     """The sentence (or start of a two-sentence window) that best entails ``hypothesis``, and its scores."""
     return best_sentences([sentences], [hypothesis])[0]

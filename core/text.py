@@ -191,6 +191,11 @@ CONTENT_WORD = re.compile(r"[A-Za-z0-9£$€%]+(?:['’][a-z]+)?")
 CONTENT_STOP = STOPWORDS | {"yes", "get", "got", "one"}
 
 
+def normalized(text: str) -> str:
+    """Lower-case words and numbers only: two wordings that differ in case and punctuation compare equal."""
+    return " ".join(re.findall(r"[a-z0-9£]+", text.lower()))
+
+
 def content_words(text: str) -> set[str]:
     """Lower-cased words that carry meaning, cut to 5 letters so "opened"/"opening" match."""
     return {w.lower()[:5] for w in CONTENT_WORD.findall(text) if w.lower() not in CONTENT_STOP}

@@ -156,6 +156,19 @@ def wait_idle(page, timeout_ms: float = 180_000) -> None:
     page.wait_for_function(IDLE, polling="raf", timeout=timeout_ms)
 
 
+def scroll_to(locator, attempts: int = 3) -> None:
+    """Scroll ``locator`` into view, finding it again when Streamlit redraws it meanwhile (a rerun can
+    replace the element between the lookup and the scroll: "Element is not attached to the DOM")."""
+    from playwright.sync_api import Error
+    for attempt in range(attempts):
+        try:
+            locator.scroll_into_view_if_needed()
+            return
+        except Error as exc:
+            if "not attached" not in str(exc) or attempt == attempts - 1:
+                raise
+
+
 def decision_digest(page) -> str:
     return page.locator("#aw-action").get_attribute("data-decision")
 

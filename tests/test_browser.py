@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.browser_support import (CARD_FOR, CHROMIUM, ROOT, action, analyse, app_server, gate_slider, launch,
-                                   question_box, wait_idle, wait_turn, watched_page)
+                                   question_box, scroll_to, wait_idle, wait_turn, watched_page)
 
 pytestmark = pytest.mark.browser
 sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
@@ -244,14 +244,14 @@ def test_evaluate_keeps_its_tab_and_the_knowledge_base_page(browser, nli_model):
         for tab in ("Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Signal strength"):
             page.get_by_role("tab", name=tab).click()
             wait_idle(page)
-            page.get_by_role("tab", name=tab).scroll_into_view_if_needed()
+            scroll_to(page.get_by_role("tab", name=tab))
             first_screen(page, "evaluate_" + tab.lower().replace(" ", "_"))
         page.get_by_role("tab", name="Sweeps").click()
         page.get_by_role("tab", name="2-D: one metric over two thresholds").click()
         wait_idle(page)
         page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(state="attached", timeout=30_000)
         time.sleep(1.0)  # plotly draws the heatmap image after the layer is attached
-        page.get_by_role("tab", name="2-D: one metric over two thresholds").scroll_into_view_if_needed()
+        scroll_to(page.get_by_role("tab", name="2-D: one metric over two thresholds"))
         first_screen(page, "evaluate_sweeps_2d")
         page.get_by_role("tab", name="Calibrate").click()
         wait_idle(page)
@@ -259,7 +259,7 @@ def test_evaluate_keeps_its_tab_and_the_knowledge_base_page(browser, nli_model):
         page.get_by_role("button", name=re.compile(r"^Apply to the sliders")).wait_for(timeout=300_000)
         wait_idle(page)
         assert page.get_by_role("tab", name="Calibrate").get_attribute("aria-selected") == "true"
-        page.get_by_role("button", name=re.compile(r"^Apply to the sliders")).scroll_into_view_if_needed()
+        scroll_to(page.get_by_role("button", name=re.compile(r"^Apply to the sliders")))
         first_screen(page, "evaluate_calibrate_suggested")
         page.goto(server.url + "/Knowledge_base")
         page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=120_000)
