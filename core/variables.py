@@ -356,8 +356,9 @@ def list_logic(lead_in: str, items: list[str]) -> tuple[str, str]:
     - "any of the following", "one of", "either", or items ending in "or" — one item is enough ("any");
     - "all of the following", "both of", or items ending in "and" — every item is needed ("all");
     - otherwise "unclear": "You can get it if you:" lists requirements as often as alternatives (on
-      the ShARC train trees, reading such lists as "all" ended 113 dialogues that still had a
-      question to ask), so ``combine`` concludes only what both readings agree on.
+      the ShARC train trees, with such lists read as "all", 113 questions that still had a follow-up
+      to ask were answered "no"; 55 when read as "unclear"), so ``combine`` concludes only what both
+      readings agree on.
     """
     main = lead_in.split(":")[0]
     if EXCEPTION_CUE.search(main) or NEGATIVE_MAIN.search(main):
