@@ -46,7 +46,7 @@ class Models:
     ``sources`` point roles at local directories (``Models(nli="/models/my-nli")``); otherwise the
     environment, then the installed packages and ``models/`` decide."""
 
-    def __init__(self, *, embedder_package: str = EMBEDDER_PACKAGE, **sources: str):
+    def __init__(self, *, embedder_package: str = EMBEDDER_PACKAGE, embed_memo: int = EMBED_MEMO, **sources: str):
         unknown = set(sources) - set(ROLES)
         if unknown:
             raise ValueError(f"unknown model role(s) {', '.join(sorted(unknown))}; the roles are {', '.join(ROLES)}")
@@ -54,7 +54,8 @@ class Models:
         self.embedder_package = embedder_package
         self.calls: dict[str, int] = {role: 0 for role in ROLES}
         self._loaded: dict[str, Any] = {}
-        self._vectors: dict[str, Any] = {}  # text → embedding, the most recent EMBED_MEMO
+        self.embed_memo = embed_memo
+        self._vectors: dict[str, Any] = {}  # text → embedding, the most recent ``embed_memo``
         self._lock = threading.Lock()
         # One call at a time per model: a fast tokenizer used from two threads at once fails ("Already
         # borrowed"), and on a CPU two calls would only share the same cores. The web UI's sessions
@@ -99,22 +100,22 @@ class Models:
         import numpy as np
         if not texts:
             return np.zeros((0, self.embedding_dim()), dtype="float32")
-        todo = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        with self._lock:  # a snapshot: another session's call may evict entries meanwhile
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
         if todo:
             self.calls["embedder"] += 1
             model = self.embedder()
             with self._calling["embedder"]:
                 fresh = model.encode(todo, batch_size=batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=False).astype("float32")
-            with self._lock:
-                for text, vector in zip(todo, fresh):
-                    self._vectors[text] = vector
-                while len(self._vectors) > EMBED_MEMO:
-                    self._vectors.pop(next(iter(self._vectors)))  # the oldest first
             found = dict(zip(todo, fresh))
-        else:
-            found = {}
-        return np.vstack([found[t] if t in found else self._vectors[t] for t in texts])
+            with self._lock:
+                self._vectors.update(found)
+                while len(self._vectors) > self.embed_memo:
+                    self._vectors.pop(next(iter(self._vectors)))  # the oldest first
+            known.update(found)
+        return np.vstack([known[t] for t in texts])
 
     def embedding_dim(self) -> int:
         return int(self.embedder().get_embedding_dimension())
