@@ -107,7 +107,8 @@ def features(trace: Trace) -> dict[str, float]:
     personal = float(bool(FIRST_PERSON.search(trace.query.question)))
     same_document = tuple(p.passage for p in passages if top and p.passage.doc_id == top.passage.doc_id)
     bearing = personal * float(conditions_apply(trace.query.question, same_document))
-    decided = 1.0 - min((n.claim.neutral for n in kept), default=1.0)
+    neutral_min = min((n.claim.neutral for n in kept), default=1.0)
+    entailment_max = max((n.claim.entailment for n in kept), default=0.0)
     q_names = _names(trace.query.question)
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
@@ -125,18 +126,18 @@ def features(trace: Trace) -> dict[str, float]:
         "question_terms": float(min(len(q_terms), 12)),
         # fact
         "sufficiency": s.sufficiency,
-        "entailment_max": max((n.claim.entailment for n in kept), default=0.0),
+        "entailment_max": entailment_max,
         "contradiction_max": max((n.claim.contradiction for n in kept), default=0.0),
-        "neutral_min": min((n.claim.neutral for n in kept), default=1.0),
+        "neutral_min": neutral_min,
         # A statement about the world ("Receiving Party shall not …") is settled by a sentence that
         # entails or contradicts it; a wh-question's claim ("… is some date") is neutral to most
         # sentences even when one holds the answer, and a rule text says nothing either way about a
         # claim on the asker ("I can get it"). The same NLI score means different things for the
         # three, so each has its own feature.
         "personal": personal,
-        "decided_statement": yes_no * (1.0 - personal) * decided,
-        "entailed_statement": yes_no * (1.0 - personal) * max((n.claim.entailment for n in kept), default=0.0),
-        "decided_question": (1.0 - yes_no) * decided,
+        "decided_statement": yes_no * (1.0 - personal) * (1.0 - neutral_min),
+        "entailed_statement": yes_no * (1.0 - personal) * entailment_max,
+        "decided_question": (1.0 - yes_no) * (1.0 - neutral_min),
         "evidence_coverage": s.evidence_coverage,
         "evidence_overlap": max((_overlap(q_terms, t) for t in evidence_texts), default=0.0),
         "answer_type_found": s.answer_type_found,

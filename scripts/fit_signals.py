@@ -16,8 +16,7 @@ training domains of ``../shared/data/train`` only.
    base) — and keeps the one with the better mean leave-one-domain-out macro-F1.
 With ``--write`` the calibrators go to models/signals.json, the learned gate to
 presets/learned-gate-general.json and the chosen gate configuration to presets/training-fit.json
-(its differences from core/settings.py are printed; the declared defaults are these values, and
-tests/test_settings.py holds the two equal).
+(its differences from core/settings.py are printed).
 """
 from __future__ import annotations
 
