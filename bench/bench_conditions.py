@@ -22,6 +22,13 @@ they read real rule text and real scenarios.
    alone. The tree's other follow-up questions (from the gold conditions file), not in the evidence
    or the history, are pairs the scenario does not settle: their gold status is "missing".
    Reported: accuracy on each gold status, and how often a settled pair is decided the wrong way.
+
+3. History matching (sharc_train_trees.json, utterances with a history). Each answered follow-up
+   question has gold rule spans (sharc_train_conditions.json); ``VariableStage`` matches it to one of
+   the conditions extracted from the snippet. A match is CORRECT when the condition reaches token
+   F1 >= 0.5 with the question's gold spans (precision = correct / matched); recall counts the
+   questions whose gold condition was extracted (some condition reaches F1 >= 0.5) and got matched
+   to such a condition.
 """
 from __future__ import annotations
 
@@ -148,6 +155,39 @@ def fact_checks(utterances: list[dict], trees: dict, limit: int, show: int) -> N
           f"/{sum(confusion[('missing', s)] for s in statuses)}")
 
 
+def history_matching(utterances: list[dict], trees: dict) -> None:
+    stage = VariableStage(**settings.for_stage(settings.resolve({}), "variables"))
+    conditions_of: dict[str, list[Condition]] = {}
+    matched = correct = answerable = found = dialogues = 0
+    for u in utterances:
+        if not u.get("history"):
+            continue
+        tree_id = u["tree_id"]
+        if tree_id not in conditions_of:
+            doc = Document(tree_id, "ShARC", u["snippet"], f"{tree_id}.md")
+            conditions_of[tree_id] = next((found_ for p in chunk_document(doc, 4000, 0)
+                                           if (found_ := extract_conditions(p)[:stage.max_conditions])), [])
+        conditions = conditions_of[tree_id]
+        if not conditions:
+            continue
+        dialogues += 1
+        history = tuple((h["follow_up_question"], h["follow_up_answer"]) for h in u["history"])
+        gold = [" ".join(s.strip() for s in ([x for x in spans if not x.rstrip().endswith(":")] or spans))
+                for spans in (trees[tree_id]["questions"][q] for q, _ in history)]
+        pairs = [(i, next(j for j, (q, a) in enumerate(history) if c.support == f"{q} {a}"))
+                 for i, c in enumerate(stage._by_history(conditions, make_query(u["question"], history=history)))
+                 if c is not None]
+        matched += len(pairs)
+        correct += sum(token_f1(conditions[i].text, gold[j]) >= MATCH_F1 for i, j in pairs)
+        for j, g in enumerate(gold):
+            right = {i for i, c in enumerate(conditions) if token_f1(c.text, g) >= MATCH_F1}
+            answerable += bool(right)
+            found += any((i, j) in pairs for i in right)
+    print(f"HISTORY MATCHING on {dialogues} ShARC train dialogues (TRAINING data; history_match chosen on it):")
+    print(f"  matched {matched}: precision {correct / matched if matched else 0:.3f}; "
+          f"recall {found / answerable if answerable else 0:.3f} of {answerable} answered questions whose condition was extracted")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-utterances", type=int, default=400,
@@ -160,6 +200,7 @@ def main() -> None:
     if not args.skip_facts:
         utterances = json.loads((TRAIN / "sharc_train_trees.json").read_text())
         fact_checks(utterances, trees, args.max_utterances, args.show)
+        history_matching(utterances, trees)
 
 
 if __name__ == "__main__":

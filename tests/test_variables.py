@@ -134,6 +134,22 @@ def test_answered_follow_up_questions_settle_conditions(monkeypatch):
     assert state.outcome == "satisfied"
 
 
+def test_one_answered_follow_up_settles_only_the_condition_it_asks_about(monkeypatch):
+    """Real embedder: "Do you live in England? No" is closer to "you live in England" than to
+    "you live in Scotland or Wales" (cosine 0.73 and 0.63): the answer settles the first only,
+    and the Scotland-or-Wales alternative stays open, so the rule is not failed on one reply."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = ("# Winter grant\n\nYou can get the grant if:\n\n* you live in England, or\n"
+            "* you live in Scotland or Wales\n")
+    state = VariableStage().run(Query("Can I get the grant?", history=(("Do you live in England?", "No"),)),
+                                (passage(text),))
+    england, elsewhere = (next(c for c in state.conditions if c.text.startswith(w)) for w in
+                          ("you live in England", "you live in Scotland"))
+    assert england.status == "contradicted" and england.method.startswith("history")
+    assert elsewhere.status == "missing"
+    assert state.outcome == "undetermined"
+
+
 def test_real_nli_establishes_a_condition_in_the_users_voice(nli_model):
     query = Query("Can I get the Winter Fuel Payment?", scenario="I live in a care home in Harlow.")
     state = VariableStage().run(query, (passage(POLICY),))
