@@ -289,6 +289,11 @@ def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
     ("You qualify if you're either:", ["* a student", "* an apprentice"], ("bullet", "any")),
     ("You can get it if you meet all of the following:", ["* are over 18", "* live in Calvera"], ("bullet", "all")),
     ("You can get it if you:", ["* are over 18", "* live in Calvera"], ("bullet", "unclear")),
+    ("You must:", ["* be in the UK", "* have a sponsor"], ("bullet", "all")),
+    ("To qualify, you must meet the following requirements:", ["* be at least 62", "* not be married"],
+     ("bullet", "all")),
+    ("You must be one of the following:", ["* a carer", "* a foster parent"], ("bullet", "any")),
+    ("You may need to pay if you:", ["* earn over £50,000", "* live abroad"], ("bullet", "unclear")),
 ])
 def test_a_list_is_read_by_its_lead_in_and_the_conjunction_its_items_end_with(lead_in, items, expected):
     assert variables.list_logic(lead_in, items) == expected
