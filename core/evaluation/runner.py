@@ -307,12 +307,12 @@ class BatchRunner:
                          values=dict(self.values),
                          cache_file=str(cache.path))
 
-    def _analysed(self, shards: Sequence[Shard], folder_kb, opening: Callable[[], None]
+    def _analysed(self, shards: Sequence[Shard], folder_kb, on_open: Callable[[], None]
                   ) -> Iterator[tuple[dict[str, Any], float]]:
         """Each item's cache record as soon as it exists, with the seconds spent opening its knowledge
         base first (on a shard's first record); here, in this process, one shard after another."""
         for shard in shards:
-            opening()
+            on_open()
             workbench, kb_error, seconds = self.open_shard(shard, folder_kb)
             for n, record in enumerate(self.shard_records(shard, workbench, kb_error)):
                 yield record, seconds if n == 0 else 0.0

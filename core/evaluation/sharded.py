@@ -37,7 +37,7 @@ class DaskBatchRunner(BatchRunner):
         self.processes = processes
         self.connect_timeout = connect_timeout
 
-    def _analysed(self, shards: Sequence[Shard], folder_kb, opening: Callable[[], None]
+    def _analysed(self, shards: Sequence[Shard], folder_kb, on_open: Callable[[], None]
                   ) -> Iterator[tuple[dict[str, Any], float]]:
         """Records in the order the workers finish them (the cache is keyed, so order does not matter)."""
         if not shards:  # everything came from the cache: no cluster to start or reach
@@ -47,7 +47,7 @@ class DaskBatchRunner(BatchRunner):
             worker_runner = BatchRunner(self.values, self.cache_dir.resolve(), show_bar=False,
                                         open_kb=self.open_kb, make_workbench=self.make_workbench)
             run_key = self.run_key()
-            opening()
+            on_open()
             futures = [client.submit(analyse_shard, worker_runner, piece, run_key, pure=False)
                        for piece in _pieces(shards, sum(client.nthreads().values()))]
             for future in distributed.as_completed(futures):
