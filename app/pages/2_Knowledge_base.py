@@ -105,8 +105,10 @@ if kb is not None:
     cols[2].metric("Problems", len(kb.problems))
     cols[3].metric("Index", kb.fingerprint, help="Fingerprint of the files, chunk settings and embedder.")
     chunking = kb.manifest.get("chunking", {})
+    store = kb.manifest.get("vector_store")
+    vectors = "FAISS" if not store else f"LanceDB at {store['uri']}" if store["uri"] else "embedded LanceDB"
     st.caption(f"Folder {folder} · chunks of ~{chunking.get('chunk_chars')} characters, overlap "
-               f"{chunking.get('chunk_overlap')} sentence(s) · {kb.manifest.get('index_type')} index · "
+               f"{chunking.get('chunk_overlap')} sentence(s) · {kb.manifest.get('index_type')} index in {vectors} · "
                f"built {kb.manifest.get('built_at')}")
     for problem in kb.problems:
         st.warning(problem)

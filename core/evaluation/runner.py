@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -178,6 +178,20 @@ def code_stamp() -> str:
 # --- results ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Shard:
+    """Items to analyse against one knowledge base: the KB folder, or the documents it is built from."""
+    items: tuple[LabelledItem, ...]
+    keys: tuple[str, ...]  # each item's cache key
+    documents: tuple[Document, ...] = ()
+    folder: str = ""
+
+    def split(self, size: int) -> list["Shard"]:
+        """Pieces of at most ``size`` items against the same knowledge base."""
+        return [Shard(self.items[n:n + size], self.keys[n:n + size], self.documents, self.folder)
+                for n in range(0, len(self.items), size)]
+
+
+@dataclass(frozen=True)
 class RunResult:
     """Traces of a labelled set (in file order) and how the run went."""
     dataset: Dataset
@@ -260,27 +274,19 @@ class BatchRunner:
         groups: dict[str, list[LabelledItem]] = {}
         for item in todo:
             groups.setdefault(docs_keys[item.id], []).append(item)
+        shards = [Shard(tuple(group), tuple(keys[item.id] for item in group),
+                        () if dataset.kb_folder else dataset.documents_for(group[0]), dataset.kb_folder)
+                  for group in groups.values()]
         try:
-            for group in groups.values():
-                report(done, len(dataset.items), "index")
-                opening = time.perf_counter()
-                if folder_kb is not None:
-                    workbench, kb_error = self.make_workbench(folder_kb), None
-                else:
-                    workbench, kb_error = self._workbench_for(dataset.documents_for(group[0]))
-                index_seconds += time.perf_counter() - opening
-                for item in group:
-                    record = {"key": keys[item.id], "id": item.id}
-                    if kb_error:
-                        record["error"] = kb_error
-                    else:
-                        record.update(self._analyse(workbench, item))
-                    cache.add(record)
-                    records[record["key"]] = record
-                    done += 1
-                    report(done, len(dataset.items), "analyse")
-                    if bar:
-                        bar.update(1)
+            for record, opening in self._analysed(shards, folder_kb,
+                                                  lambda: report(done, len(dataset.items), "index")):
+                index_seconds += opening
+                cache.add(record)
+                records[record["key"]] = record
+                done += 1
+                report(done, len(dataset.items), "analyse")
+                if bar:
+                    bar.update(1)
         finally:
             if bar:
                 bar.close()
@@ -300,6 +306,37 @@ class BatchRunner:
                          analysed=len(todo), cached=cached, seconds=seconds, index_seconds=index_seconds,
                          values=dict(self.values),
                          cache_file=str(cache.path))
+
+    def _analysed(self, shards: Sequence[Shard], folder_kb, on_open: Callable[[], None]
+                  ) -> Iterator[tuple[dict[str, Any], float]]:
+        """Each item's cache record as soon as it exists, with the seconds spent opening its knowledge
+        base first (on a shard's first record); here, in this process, one shard after another."""
+        for shard in shards:
+            on_open()
+            workbench, kb_error, seconds = self.open_shard(shard, folder_kb)
+            for n, record in enumerate(self.shard_records(shard, workbench, kb_error)):
+                yield record, seconds if n == 0 else 0.0
+
+    def open_shard(self, shard: Shard, folder_kb=None) -> tuple[Any, str | None, float]:
+        """(workbench, why there is none, seconds it took) for a shard's knowledge base; ``folder_kb``
+        is the shard's folder already open."""
+        started = time.perf_counter()
+        if shard.folder:
+            kb = folder_kb if folder_kb is not None else self.open_kb(Path(shard.folder), self.values)
+            workbench, kb_error = self.make_workbench(kb), None
+        else:
+            workbench, kb_error = self._workbench_for(shard.documents)
+        return workbench, kb_error, time.perf_counter() - started
+
+    def shard_records(self, shard: Shard, workbench, kb_error: str | None) -> Iterator[dict[str, Any]]:
+        """The cache record of each of a shard's items: its trace, or why it has none."""
+        for item, key in zip(shard.items, shard.keys):
+            record = {"key": key, "id": item.id}
+            if kb_error:
+                record["error"] = kb_error
+            else:
+                record.update(self._analyse(workbench, item))
+            yield record
 
     def _workbench_for(self, documents: Sequence[Document]) -> tuple[Any, str | None]:
         from core.kb import KnowledgeBaseError

@@ -1,6 +1,7 @@
 """The index of a knowledge base: passages (``core.kb.readers`` → ``core.kb.chunking``), their
 embeddings and a persisted hybrid index (FAISS over normalised embeddings + BM25) in
 ``<folder>/.index/``, with the knowledge graph an indexing step adds (``core.kb.indexing``).
+With ``vector_store=lancedb`` a LanceDB table (``core.kb.lancedb_store``) takes FAISS's place.
 
 Re-indexing reuses the passages and embeddings of files whose bytes, chunk settings and embedder
 are unchanged, so editing one file re-embeds only that file. The new index is written in a
@@ -20,6 +21,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from core import models
+from core.kb import lancedb_store
 from core.kb.chunking import chunk_document
 from core.kb.readers import Document, KnowledgeBaseError, dedupe, list_files, read_file
 from core.settings import BY_NAME, resolve
@@ -52,14 +54,14 @@ def _indexed_text(p: Passage) -> str:
 # --- the index -------------------------------------------------------------------------
 
 def index_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The index-stage settings (chunk_chars, chunk_overlap, index_type), checked, defaults filled."""
+    """The index-stage settings (chunk_chars, chunk_overlap, index_type, …), checked, defaults filled."""
     names = [s.name for s in BY_NAME.values() if s.stage == "index"]
     values = resolve({k: v for k, v in (settings or {}).items() if k in names})
     return {k: values[k] for k in names}
 
 
 class KnowledgeBase:
-    """A loaded index: passages, their embeddings, the FAISS and BM25 indexes, and the manifest."""
+    """A loaded index: passages, their embeddings, the dense (FAISS or LanceDB) and BM25 indexes, the manifest."""
 
     def __init__(self, folder: Path, manifest: dict, documents: dict[str, Document],
                  passages: tuple[Passage, ...], embeddings: np.ndarray, dense_index, bm25):
@@ -96,8 +98,10 @@ class KnowledgeBase:
             raise KeyError(f"no passage {passage_id!r} in the knowledge base at {self.folder}") from None
 
     def dense_search(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row indices and inner products of the ``k`` nearest passages (FAISS)."""
+        """Row indices and inner products of the ``k`` nearest passages (FAISS or the LanceDB table)."""
         k = min(k, len(self.passages))
+        if isinstance(self._dense, lancedb_store.LanceVectors):
+            return self._dense.search(np.asarray(vector, dtype="float32").reshape(-1), k)
         if hasattr(self._dense, "hnsw"):
             self._dense.hnsw.efSearch = max(64, k)
         scores, rows = self._dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), k)
@@ -125,12 +129,15 @@ class KnowledgeBase:
             raise KnowledgeBaseError(f"no usable index in {index_dir}: run `python -m core index {folder}`")
         manifest, documents, passages, embeddings = stored
         import bm25s
-        import faiss
-        try:
-            dense = faiss.read_index(str(index_dir / "faiss.index"))
-        except RuntimeError as exc:
-            raise KnowledgeBaseError(f"the FAISS index in {index_dir} cannot be read ({exc}): "
-                                     f"run `python -m core index {folder}`") from None
+        if manifest.get("vector_store"):
+            dense = lancedb_store.LanceVectors.open(manifest["vector_store"], index_dir, manifest["index_type"])
+        else:
+            import faiss
+            try:
+                dense = faiss.read_index(str(index_dir / "faiss.index"))
+            except RuntimeError as exc:
+                raise KnowledgeBaseError(f"the FAISS index in {index_dir} cannot be read ({exc}): "
+                                         f"run `python -m core index {folder}`") from None
         try:
             bm25 = bm25s.BM25.load(str(index_dir / "bm25"), show_progress=False)
         except (OSError, ValueError, KeyError) as exc:
@@ -176,7 +183,9 @@ class KnowledgeBase:
         graph = GraphBuilder(edge_min=config["kg_edge_min"]).run(passages, passage_vectors=embeddings,
                                                                  progress=report)
         report(0, 1, "write")
-        dense = _dense_index(embeddings, config["index_type"])
+        store = lancedb_store.location(config["vector_store"])
+        dense = None if store else _dense_index(embeddings, config["index_type"])
+        fingerprint = _fingerprint(config, {rel: e["sha256"] for rel, e in entries.items()})
         reused_files = sum(e["reused"] for e in entries.values())
         stats = {"files": len(files), "reused_files": reused_files, "read_files": len(files) - reused_files,
                  "removed_files": len(set(old["files"]) - set(files)) if old else 0,
@@ -187,8 +196,9 @@ class KnowledgeBase:
             "format": FORMAT_VERSION, "embedder": embedder, "embedding_dim": int(embeddings.shape[1]),
             "chunking": {"chunk_chars": config["chunk_chars"], "chunk_overlap": config["chunk_overlap"]},
             "index_type": config["index_type"],
+            **({"vector_store": {**store, "table": lancedb_store.table_name(store, fingerprint)}} if store else {}),
             "bm25": {"library": "bm25s", "tokenizer": "lowercase words, English stopwords, plural -s folded"},
-            "fingerprint": _fingerprint(config, {rel: e["sha256"] for rel, e in entries.items()}),
+            "fingerprint": fingerprint,
             "files": {rel: {k: v for k, v in e.items() if k != "reused"} for rel, e in entries.items()},
             "counts": {"files": len(files), "documents": len(documents), "passages": len(passages)},
             "problems": problems, "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "stats": stats,
@@ -254,9 +264,15 @@ def _sha256(data: bytes) -> str:
 
 
 def _fingerprint(config: Mapping[str, Any], files: Mapping[str, str]) -> str:
-    """A short hash of everything the index content depends on (for caches and up-to-date checks)."""
-    key = {"format": FORMAT_VERSION, "embedder": models.role_source("embedder"), "config": dict(config),
+    """A short hash of everything the index content depends on (for caches and up-to-date checks),
+    and of where its vectors are when that is not FAISS, so that switching the store or its URI
+    re-indexes. FAISS adds nothing: indexes built before the store was a setting stay valid."""
+    config = dict(config)
+    store = lancedb_store.location(config.pop("vector_store", "faiss"))
+    key = {"format": FORMAT_VERSION, "embedder": models.role_source("embedder"), "config": config,
            "files": sorted(files.items())}
+    if store:
+        key["store"] = store
     return stable_hash(key, length=12)
 
 
@@ -314,9 +330,10 @@ def _reusable(folder: Path, config: Mapping[str, Any], embedder: str) -> dict | 
 
 def _write_index(folder: Path, manifest: dict, documents: list[Document], passages: list[Passage],
                  embeddings: np.ndarray, dense, graph) -> None:
-    """Write the whole index into a temp sibling, then swap it in with two renames."""
-    import faiss
+    """Write the whole index into a temp sibling, then swap it in with two renames. ``dense`` is the
+    FAISS index, or None to write the vectors to the LanceDB store the manifest names."""
     final = folder / INDEX_DIR
+    replaced = _vector_store(final)
     tmp = folder / f"{INDEX_DIR}.tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
@@ -325,7 +342,11 @@ def _write_index(folder: Path, manifest: dict, documents: list[Document], passag
         with open(tmp / "passages.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps(to_dict(p), ensure_ascii=False) + "\n" for p in passages)
         np.save(tmp / "embeddings.npy", embeddings)
-        faiss.write_index(dense, str(tmp / "faiss.index"))
+        if dense is None:
+            lancedb_store.LanceVectors.write(manifest["vector_store"], tmp, embeddings, manifest["index_type"])
+        else:
+            import faiss
+            faiss.write_index(dense, str(tmp / "faiss.index"))
         graph.save(tmp)
         build_bm25([_indexed_text(p) for p in passages]).save(str(tmp / "bm25"), show_progress=False)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -336,6 +357,15 @@ def _write_index(folder: Path, manifest: dict, documents: list[Document], passag
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    lancedb_store.drop_replaced(replaced, manifest.get("vector_store"))
+
+
+def _vector_store(index_dir: Path) -> dict | None:
+    """The LanceDB store an index folder's manifest names (None: FAISS, or no readable manifest)."""
+    try:
+        return json.loads((index_dir / "manifest.json").read_text(encoding="utf-8")).get("vector_store")
+    except (OSError, ValueError):
+        return None
 
 
 def _recover(folder: Path) -> Path:
