@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,17 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from tests.processes import free_port, stop
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 # Headless Chromium without any of its own background traffic (TOOLCHAIN.md).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _stat(pid: int) -> list[str]:
@@ -93,11 +88,7 @@ def app_server(log_path: Path, timeout: float = 120) -> Iterator[Server]:
             time.sleep(0.5)
         yield Server(url, proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 

@@ -6,6 +6,7 @@ absent (they are committed under models/, so this only happens mid-training).
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,12 @@ def fake_models():
     fake = FakeModels()
     with models.using(fake):
         yield fake
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a connection fails the test."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args}")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)

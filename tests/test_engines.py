@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import sys
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from core.retrieval import Retriever
 from core.text import stable_hash
 from tests.conftest import SAMPLE_DOCS, SAMPLE_QUESTIONS
 from tests.fakes import FakeModels
+from tests.processes import free_port
 from tests.test_eval_runner import FakeKB, FakePipeline, _cli, dataset
 
 LANCEDB = "lancedb is not installed (the scale extra: .venv/bin/pip install -e '.[scale]')"
@@ -228,9 +228,7 @@ def test_dask_worker_processes_give_the_local_runner_traces(distributed, tmp_pat
 
 
 def test_an_unreachable_or_empty_scheduler_is_a_clear_error(distributed, tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # free once closed: nothing listens there
+    port = free_port()
     kw = dict(show_bar=False, open_kb=lambda f, v: FakeKB(Path(f)), make_workbench=FakePipeline)
     runner = sharded.DaskBatchRunner(None, tmp_path / "a", scheduler=f"tcp://127.0.0.1:{port}",
                                      connect_timeout=1.0, **kw)

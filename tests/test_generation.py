@@ -6,7 +6,6 @@ local SmolLM2 model runs on two sample questions (marked slow; loaded once per s
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
@@ -20,19 +19,11 @@ from core.stepback import (ClaimRewriter, StepBackRetrieval, StepBackRewriter, r
 from core.types import from_dict, to_dict
 from tests.conftest import build_small_kb
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.processes import free_port
 
 pytestmark = pytest.mark.usefixtures("fresh_generation_cache")  # every generation is a real call
 
 MSGS = [{"role": "user", "content": "Say hello."}]
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    """Any attempt to open a connection fails the test."""
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args}")
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 # --- template backend --------------------------------------------------------------------
@@ -105,10 +96,7 @@ def test_server_failures_fall_back_to_the_template_with_a_warning(mode, message)
 
 
 def test_a_server_that_is_down_falls_back():
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    out = OpenAICompatibleBackend(f"http://127.0.0.1:{port}/v1", "m", timeout=2).generate(MSGS, 10, fallback="FB")
+    out = OpenAICompatibleBackend(f"http://127.0.0.1:{free_port()}/v1", "m", timeout=2).generate(MSGS, 10, fallback="FB")
     assert out.text == "FB" and "cannot be reached" in out.error
 
 

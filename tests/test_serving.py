@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -31,6 +30,7 @@ from core.models import Models, ModelUnavailable, ServedEmbedder
 from core.retrieval import Retriever
 from tests.conftest import ROOT, SAMPLE_DOCS, SAMPLE_QUESTIONS
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.processes import free_port, stop
 from tests.fakes import bag_of_words
 
 INFINITY = ROOT / ".venv-infinity" / "bin" / "infinity_emb"
@@ -51,21 +51,6 @@ def env(monkeypatch):
         for name, value in values.items():
             monkeypatch.setenv(name, value)
     return set_env
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    """Any attempt to open a connection fails the test."""
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args}")
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -105,12 +90,7 @@ def infinity(tmp_path_factory):
                 time.sleep(0.5)
         yield url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 @pytest.fixture
