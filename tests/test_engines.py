@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -208,7 +209,14 @@ def _records(run, cache_dir: Path) -> str:
     return json.dumps(TraceCache(Path(run.cache_file)).load(), sort_keys=True).replace(str(cache_dir), "CACHE")
 
 
-def test_dask_worker_processes_give_the_local_runner_traces(distributed, tmp_path):
+@pytest.fixture
+def plain_main(monkeypatch):
+    """Spawned worker processes run ``__main__``'s file again; after the app tests that can be an
+    AppTest page script, which fails outside Streamlit, so the workers get a main module without a file."""
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+
+
+def test_dask_worker_processes_give_the_local_runner_traces(distributed, plain_main, tmp_path):
     """Real worker processes (they import the fake pipeline themselves): same cache file name, same
     records, same traces and errors; a second run is all cache and starts no cluster."""
     kw = dict(show_bar=False, open_kb=lambda f, v: FakeKB(Path(f)),
