@@ -124,6 +124,7 @@ _COPULA = re.compile(r"(?:\b(?:is|are|am|be|was|were|been|being|turn(?:s|ed|ing)
 _AGE_CUE = re.compile(r"\b(?:aged?|age\s+of|ages)\s*$")
 _PERSON_BEFORE = re.compile(r"\b(?:child|children|kids?|sons?|daughters?|bab(?:y|ies)|drivers?|people"
                             r"|persons?|adults?|anyone|someone|applicants?|dependants?|partner|spouse)\s*$")
+_OR_BETWEEN = re.compile(r"\s*(?:,\s*(?:or\s+)?|or\s+)")  # "3 or 4", "2, 3 or 4"
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+)?$")
 _NONE_OF = re.compile(r"\b(?:no|(?:don't|do\s+not|doesn't|does\s+not|haven't|have\s+not|hasn't|has\s+not)"
                       r"\s+(?:have\s+|got\s+)?any)\s+(?P<noun>[a-z]+)\b")
@@ -546,18 +547,22 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
         raise TypeError("check() takes a list of facts, not one string: wrap it as [fact]")
     now = _fractional_year(date.today()) if reference_year is None else reference_year + 0.5
     reference_year = reference_year or date.today().year
-    groups: dict[tuple[str, str, str], tuple[Quantity, _Interval]] = {}
+    groups: dict[tuple[str, str, str], tuple[Quantity, list[_Interval]]] = {}
     quantities = extract(condition)
     as_of = _age_reference_dates(condition, quantities)
+    previous: dict[tuple[str, str, str], Quantity] = {}
     for q in quantities:
         if q.span in as_of.values():
             continue  # "on 21 September 2025" dates the age bound; it is no condition of its own
         key = _compat_key(q)
         interval = _Interval.of(q.value * _scale(q), q.relation)
-        if key in groups:
-            groups[key] = (groups[key][0], groups[key][1].intersect(interval))
-        else:
-            groups[key] = (q, interval)
+        if key not in groups:
+            groups[key] = (q, [interval])
+        elif _alternative(condition, previous[key], q):
+            groups[key][1].append(interval)  # "a Level 3 or 4 qualification": either value will do
+        else:  # "over 18 and under 65": both bounds hold
+            groups[key] = (groups[key][0], [iv.intersect(interval) for iv in groups[key][1]])
+        previous[key] = q
     if not groups:
         return None
     verdicts = []
@@ -614,9 +619,10 @@ def _shifted(interval: _Interval, years: float) -> _Interval:
     return _Interval(interval.lo - years, interval.lo_closed, hi - years, hi_closed)
 
 
-def _check_group(cond_q: Quantity, cond_iv: _Interval, key, condition_stems: set[str], facts,
+def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stems: set[str], facts,
                  reference_year: int, now: float, age_at: float) -> NumericCheck | None:
-    """``age_at``: the (fractional) year the condition's age bound holds at; ``now`` when undated."""
+    """``cond_iv``: the condition's alternatives (usually one interval); ``age_at``: the (fractional)
+    year the condition's age bound holds at; ``now`` when undated."""
     candidates = []
     for fact in facts:
         readings = _fact_readings(fact, reference_year)
@@ -639,12 +645,30 @@ def _check_group(cond_q: Quantity, cond_iv: _Interval, key, condition_stems: set
         return None
     best = max(c[0] for c in candidates)
     top = [c for c in candidates if c[0] == best]
-    outcomes = {_verdict(c[3], cond_iv) for c in top}
+    outcomes = {_verdict_any(c[3], cond_iv)[0] for c in top}
     if len(outcomes) != 1 or None in outcomes:
         return None
     _, fact, fact_q, fact_iv = top[0]
-    status = outcomes.pop()
-    return NumericCheck(status, fact, cond_q, fact_q, _explain(status, fact_iv, cond_iv, cond_q))
+    status, interval = _verdict_any(fact_iv, cond_iv)
+    return NumericCheck(status, fact, cond_q, fact_q, _explain(status, fact_iv, interval, cond_q))
+
+
+def _alternative(condition: str, first: Quantity, second: Quantity) -> bool:
+    """Two exact values joined by "or" ("Level 3 or 4", "2, 3 or 4 bedrooms") are alternatives, not
+    bounds that must both hold (their intersection is empty: any fact would contradict it)."""
+    between = condition[first.span[1]:second.span[0]].lower()
+    return first.relation == second.relation == "==" and bool(_OR_BETWEEN.fullmatch(between))
+
+
+def _verdict_any(fact: _Interval, alternatives: list[_Interval]) -> tuple[str | None, _Interval]:
+    """(status, the alternative it rests on): established by any alternative, contradicted by all."""
+    verdicts = [(_verdict(fact, cond), cond) for cond in alternatives]
+    for status, cond in verdicts:
+        if status == "established":
+            return status, cond
+    if all(status == "contradicted" for status, _ in verdicts):
+        return "contradicted", verdicts[0][1]
+    return None, alternatives[0]
 
 
 def _verdict(fact: _Interval, cond: _Interval) -> str | None:

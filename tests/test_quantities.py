@@ -260,3 +260,20 @@ def test_a_hyphenated_age_range_bounds_both_sides():
 def test_content_stems_match_inflections_and_synonyms():
     assert quantities.content_stems("I have been living in my house") & quantities.content_stems("have your main home")
     assert quantities.content_stems("living") == quantities.content_stems("lived")
+
+
+@pytest.mark.parametrize("fact, status", [
+    ("I'm studying for a level 4 qualification.", "established"),
+    ("I'm studying for a level 3 qualification.", "established"),
+    ("I'm studying for a level 2 qualification.", "contradicted"),
+])
+def test_exact_values_joined_by_or_are_alternatives(fact, status):
+    """ShARC train: "Your course must be: a Level 3 or 4 qualification" — either level will do (the
+    two values were intersected as if both had to hold, so a level 4 course read as 4 > 3)."""
+    check = quantities.check("a Level 3 or 4 qualification, for example A Levels", [fact])
+    assert check is not None and check.status == status, check
+
+
+def test_bounds_joined_by_and_still_both_hold():
+    assert quantities.check("you are aged between 18 and 65", ["I am 70"]).status == "contradicted"
+    assert quantities.check("you are aged between 18 and 65", ["I am 40"]).status == "established"
