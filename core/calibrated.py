@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.text import STOPWORDS, tokenize
+from core.text import STOPWORDS, straight_quotes, tokenize
 from core.types import Trace
 from core.variables import FIRST_PERSON, NO, YES, conditions_apply
 
@@ -102,7 +102,8 @@ def features(trace: Trace) -> dict[str, float]:
     best_fused = top.fused if top else 0.0
     close = [p for p in passages if best_fused - p.fused <= TOP_CLOSE]
     # the follow-ups answered yes or no: "Let me check." settles nothing and counts as no turn
-    answers = [a.strip().lower() for _, a in trace.query.history if YES.match(a) or NO.match(a)]
+    said = (straight_quotes(a).strip().lower() for _, a in trace.query.history)
+    answers = [a for a in said if YES.match(a) or NO.match(a)]
     yes_no = float(trace.claim.schema in ("polar", "statement"))
     personal = float(bool(FIRST_PERSON.search(trace.query.question)))
     same_document = tuple(p.passage for p in passages if top and p.passage.doc_id == top.passage.doc_id)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from core.text import STOPWORDS
+from core.text import STOPWORDS, straight_quotes
 
 KINDS = ("age", "duration", "money", "hours", "count", "year", "number")
 
@@ -132,7 +132,7 @@ _NONE_OF = re.compile(r"\b(?:no|(?:don't|do\s+not|doesn't|does\s+not|haven't|hav
 
 def _normalise(text: str) -> str:
     """Lower case with curly quotes straightened (same length, so spans stay valid)."""
-    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u2013", "-").lower()
+    return straight_quotes(text).replace("\u2013", "-").lower()
 
 
 def _words_value(words: str) -> float:

@@ -171,11 +171,20 @@ we've they're they've it's that's there's let's
 """.split())
 
 
+_STRAIGHT = str.maketrans({"\u2019": "'", "\u2018": "'"})
+
+
+def straight_quotes(text: str) -> str:
+    """Typographic apostrophes made plain ("can\u2019t" → "can't"), same length: gov.uk and most
+    published text write them curly, and every cue written with "'" ("can't", "aren't") must still match."""
+    return text.translate(_STRAIGHT)
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercase word tokens for BM25 (and the coverage signal): no stopwords, no possessive 's,
     plural -s folded ("allowances" → "allowance") so the two sides of a match agree."""
     tokens = []
-    for token in _TOKEN.findall(text.lower().replace("’", "'")):
+    for token in _TOKEN.findall(straight_quotes(text).lower()):
         token = token[:-2] if token.endswith("'s") else token
         if token in STOPWORDS or (len(token) < 2 and not token.isdigit()):
             continue

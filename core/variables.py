@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from core import models, nli, quantities, voice
-from core.text import LIST_MARKER, split_sentences, strip_list_marker
+from core.text import LIST_MARKER, split_sentences, straight_quotes, strip_list_marker
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
 ANY_CUE = re.compile(r"\b(any|one|at least one) of\b|\bany of the following\b|\beither\b", re.I)
@@ -55,6 +55,8 @@ class VariableStage:
     condition_topic_share: float = 0.5
 
     def run(self, query: Query, passages: tuple[Passage, ...], personal: bool | None = None) -> VariableState:
+        query = replace(query, question=straight_quotes(query.question), scenario=straight_quotes(query.scenario),
+                        history=tuple((straight_quotes(q), straight_quotes(a)) for q, a in query.history))
         known = known_variables(query)
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
@@ -294,7 +296,7 @@ def extract_conditions(passage: Passage) -> list[Condition]:
     you:" lists disqualifiers, and the conjunction that ends the items ("; or", "; and") or an
     "any of" / "one of" in the lead-in says whether one item or every item is needed.
     """
-    sentences = [s.text.strip() for s in passage.sentences] or [passage.text]
+    sentences = [straight_quotes(s.text.strip()) for s in passage.sentences] or [straight_quotes(passage.text)]
     conditions: list[Condition] = []
     lead_in: str | None = None
     loose_list = False  # bullets right under a heading, or under a lead-in without a condition cue
@@ -386,7 +388,7 @@ PREDICATE_START = frozenset("you you're your be are is have has not can can't ca
 def _predicate_like(item: str) -> bool:
     """The item starts as a predicate or a clause ("have income under the limits", "you're over
     18", "not already have …"), not as a bare noun phrase ("Income Support")."""
-    first = item.split()[0].lower().strip(",;:").replace("\u2019", "'")
+    first = straight_quotes(item.split()[0].lower().strip(",;:"))
     return first in PREDICATE_START or voice.known_verb(first) or \
         first in ("live", "earn", "get", "own", "rent", "work", "meet", "care", "receive")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.text import strip_list_marker
+from core.text import straight_quotes, strip_list_marker
 
 # --- vocabulary -----------------------------------------------------------------------
 
@@ -184,7 +184,7 @@ def inflect(lemma: str, form: str) -> str:
 # --- preparation ----------------------------------------------------------------------
 
 def _clean(text: str) -> str:
-    text = re.sub(r"\s+", " ", text.replace("\u2019", "'").replace("\u2018", "'")).strip()
+    text = re.sub(r"\s+", " ", straight_quotes(text)).strip()
     previous = None
     while previous != text:
         previous = text
@@ -213,7 +213,7 @@ def _prepare(condition: str, lead: str) -> str:
 
 def _lead_clause(lead: str) -> str:
     """The subject (and verb) a bullet list's lead-in gives its items: "if you:" → "you"."""
-    lead = re.sub(r"\s+", " ", lead.replace("\u2019", "'")).strip().rstrip(":").strip()
+    lead = re.sub(r"\s+", " ", straight_quotes(lead)).strip().rstrip(":").strip()
     parts = re.split(r"\b(?:if|when|whenever|unless|where|provided that|as long as)\b", lead, flags=re.I)
     if len(parts) > 1:
         return parts[-1].strip(" ,")
@@ -604,7 +604,7 @@ def _first_person(text: str, role: bool, after_verb: bool = False) -> str:
 
     ``after_verb``: ``text`` follows a verb, so a "you" at its start is an object ("pays | you").
     """
-    text = _swap(text.replace("\u2019", "'"), _FIRST + (_FIRST_ROLE if role else []))
+    text = _swap(straight_quotes(text), _FIRST + (_FIRST_ROLE if role else []))
 
     def you(m: re.Match) -> str:
         before = text[:m.start()].rstrip().split(" ")[-1].lower().strip(",;:") if text[:m.start()].strip() else ""
@@ -619,4 +619,4 @@ def _first_person(text: str, role: bool, after_verb: bool = False) -> str:
 
 
 def _second_person(text: str, role: bool) -> str:
-    return _swap(text.replace("\u2019", "'"), _SECOND + (_SECOND_ROLE if role else []))
+    return _swap(straight_quotes(text), _SECOND + (_SECOND_ROLE if role else []))

@@ -45,3 +45,9 @@ def test_the_answer_check_and_the_index_split_sentences_alike():
     text = "Claims go to Mr. Jones, e.g. by post. The fee is £88.50 online."
     assert [s.text for s in split_sentences(text)] == ["Claims go to Mr. Jones, e.g. by post.",
                                                        "The fee is £88.50 online."]
+
+
+def test_straight_quotes_keeps_length_and_straightens_apostrophes():
+    from core.text import straight_quotes
+    text = "You can\u2019t claim \u2018Carer\u2019s Allowance\u2019"
+    assert straight_quotes(text) == "You can't claim 'Carer's Allowance'" and len(straight_quotes(text)) == len(text)

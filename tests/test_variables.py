@@ -307,3 +307,27 @@ def test_an_exception_list_fails_the_rule_when_one_exception_holds():
     assert conds[0].text == "the driver is a mail carrier delivering mail"
     met = [replace(conds[0], status=variables._flip("established", conds[0])), conds[1]]
     assert combine(met) == "failed"
+
+
+def test_curly_apostrophes_read_like_straight_ones(monkeypatch):
+    """gov.uk writes "can’t" and "aren’t": a list under "You can’t use it if you:" lists disqualifiers,
+    so one "Yes" to an item fails the rule (read as an unclear list before, it stayed open)."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = ("## Work out if you need to pay\n\nYou may be able to use the Capital Gains Tax calculator. "
+            "You can\u2019t use it if you:\n\n* sold business premises or land\n"
+            "* reduced your share of a property that you still jointly own\n")
+    conds = extract_conditions(passage(text))
+    assert [c.kind for c in conds] == ["disqualifier", "disqualifier"]
+    assert {c.group for c in conds} == {"all"}
+    query = Query("Can I use the Capital Gains Tax calculator?",
+                  history=(("Did you reduce your share of a property that you still jointly own?", "Yes"),))
+    state = VariableStage().run(query, (passage(text),))
+    assert state.outcome == "failed"
+
+
+def test_a_curly_negative_reply_is_a_no(monkeypatch):
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    query = Query("Can I get a parking permit?", history=(("Are you registered blind?", "I\u2019m not"),))
+    state = VariableStage().run(query, (passage(PERMIT),))
+    blind = next(c for c in state.conditions if "blind" in c.text)
+    assert blind.status == "contradicted"
