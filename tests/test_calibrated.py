@@ -5,6 +5,7 @@ import json
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from core import calibrated
@@ -122,3 +123,17 @@ def test_real_an_off_topic_documents_condition_markers_do_not_count(sample_pipel
     assert values["personal"] == 1.0 and values["condition_markers"] == 0.0
     on_topic = calibrated.features(sample_pipeline.analyze(make_query("Can I get the Home Insulation Grant?")))
     assert on_topic["condition_markers"] > 0
+
+
+def test_held_out_auroc_is_also_read_within_groups_that_hold_both_classes():
+    """SQuAD train's unanswerable questions all sit in one article: pooled over articles, a signal that
+    ranks well inside that article can read as inverted (the article's mean differs), so the groups
+    holding both classes get their own figure."""
+    from core.evaluation.fit_signals import held_out_aurocs
+    y = np.array([1, 1, 1, 1, 1, 0, 0, 0])
+    oof = np.array([0.2, 0.3, 0.2, 0.3, 0.95, 0.9, 0.85, 0.8])  # article b: its answerable one ranks first
+    groups = np.array(["a", "a", "a", "a", "b", "b", "b", "b"])
+    domains = np.array(["squad"] * 8)
+    held = held_out_aurocs(y, oof, domains, groups)
+    assert held["squad"] < 0.5 and held["squad, groups with both classes"] == 1.0 and held["all"] == held["squad"]
+    assert "squad, groups with both classes" not in held_out_aurocs(y, oof, domains, np.array(["a"] * 8))

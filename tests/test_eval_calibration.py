@@ -304,3 +304,20 @@ def test_evidence_features_are_the_strongest_passage_scores():
     assert evidence_features(trace(with_passage=False)) == dict.fromkeys(evidence_features(t), 0.0)
     table = SignalTable.from_traces([t, trace(with_passage=False)])
     assert table.columns["nli:max_entailment"].tolist() == [0.6, 0.0]
+
+
+def test_rule_lift_tells_an_informative_rule_from_a_random_one():
+    """A rule whose signal follows the gold action has a lift well above 1; one that fires at random
+    among the items it sees has a lift near 1 (precision = base rate)."""
+    from core.evaluation.calibration import rule_lift
+    rng = np.random.default_rng(3)
+    gold = np.array(rng.choice([M.ANSWER, M.ABSTAIN], size=600))
+    sigs = [signals(p_fact=float(0.2 if g == M.ABSTAIN and rng.random() < 0.7 else 0.9),
+                    evidence_coverage=float(rng.random())) for g in gold]
+    values = settings.resolve({**{f"rule_{n}": n in ("fact_absent", "uncovered_topics") for n in RULE_NAMES},
+                               "fact_min": 0.5, "evidence_coverage_min": 0.5})
+    rows = {r["rule"]: r for r in rule_lift(SignalTable.from_signals(sigs), gold, values)}
+    assert rows["fact_absent"]["action"] == "ABSTAIN" and rows["fact_absent"]["lift"] > 1.5
+    assert abs(rows["uncovered_topics"]["lift"] - 1) < 0.2
+    assert rows["default_answer"]["lift"] > 1
+    assert sum(r["fires"] for r in rows.values()) == len(gold)

@@ -21,8 +21,8 @@ from core import settings as settings_mod
 from core.agents import RESPONSE_SETTINGS
 from core.evaluation import metrics as M
 from core.gate.rules import RULE_NAMES, RULES
-from core.gate.table import SignalTable, gate_table
-from core.types import Signals
+from core.gate.table import RULE_LABELS, SignalTable, gate_table
+from core.types import ACTIONS, Signals
 
 def _read_by_rules() -> tuple[str, ...]:
     """The settings ``decide_signals`` reads: each rule's switch and the thresholds its comparisons
@@ -56,6 +56,30 @@ def signal_report(table: SignalTable, gold, has_context: np.ndarray) -> list[dic
     ask = M.signal_aurocs(columns, gold, has_context, pairs=(("ANSWER", "ASK"),))
     abstain = M.signal_aurocs(columns, gold, pairs=(("ANSWER", "ABSTAIN"),))
     return [{**a, **b} for a, b in zip(ask, abstain)]
+
+
+def rule_lift(table: SignalTable, gold, values: Mapping[str, Any]) -> list[dict]:
+    """What each rule that decides something under ``values`` adds: how often it fires, how often its
+    action is the gold one then (precision), how often that action is gold among every item the rule
+    got to see (it and the rules after it, in priority order: the base rate; for the final ANSWER,
+    every item), and their ratio. A lift near 1 means the rule picks items at random among those it
+    sees: it moves the action mix, it does not tell answerable from unanswerable."""
+    gold = np.asarray(gold)
+    gated = gate_table(table, values)
+    decided_last = len(RULE_LABELS)  # default_answer decides after every rule
+    position = np.array([decided_last if r == 0 else r for r in range(len(RULE_LABELS))])[gated.rule_index]
+    rows = []
+    for index, name in enumerate(RULE_LABELS):
+        fired = gated.rule_index == index
+        if not fired.any():
+            continue
+        action = gated.codes[fired][0]
+        reached = position >= index  # the final ANSWER (index 0) is measured against every item
+        precision = float((gold[fired] == action).mean())
+        base = float((gold[reached] == action).mean())
+        rows.append({"rule": name, "action": ACTIONS[action], "fires": int(fired.sum()), "precision": precision,
+                     "base_rate": base, "lift": precision / base if base else float("nan")})
+    return rows
 
 
 # --- sweeps -----------------------------------------------------------------------------
