@@ -302,7 +302,7 @@ def test_run_key_follows_models_and_analysis_code(fake, monkeypatch):
     assert fake().run_key() != key
 
 
-def test_model_stamp_follows_the_weights_not_their_file_times(tmp_path, monkeypatch):
+def test_model_stamp_follows_the_weights_not_their_file_times_or_card(tmp_path, monkeypatch):
     import os
     from core.evaluation import runner
     model = tmp_path / "nli"
@@ -312,8 +312,13 @@ def test_model_stamp_follows_the_weights_not_their_file_times(tmp_path, monkeypa
     stamp = runner.model_stamp()
     os.utime(model / "model.safetensors", ns=(1, 1))  # a checkout rewrote the same bytes
     assert runner.model_stamp() == stamp
+    (model / "README.md").write_text("# the model card, edited")  # describes the model, computes nothing
+    assert runner.model_stamp() == stamp
+    (model / "calibration.json").write_text('{"temperature": 1.5}')  # changes every probability
+    calibrated = runner.model_stamp()
+    assert calibrated != stamp
     (model / "model.safetensors").write_bytes(b"weights v2")  # retrained
-    assert runner.model_stamp() != stamp
+    assert runner.model_stamp() != calibrated
 
 
 def test_code_stamp_follows_the_code_the_pipeline_imports(tmp_path, monkeypatch):

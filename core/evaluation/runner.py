@@ -104,13 +104,19 @@ class TraceCache:
             os.fsync(f.fileno())
 
 
+# Files in a model folder that describe the model without changing what it computes: editing its
+# card must not make every cached trace stale.
+NOT_MODEL_FILES = (".md", ".gitattributes")
+
+
 def model_stamp() -> dict[str, Any]:
     """Each model role's source and a hash of its files' contents, so retrained weights invalidate
     traces and a checkout that only rewrites the same files (a branch switch) does not."""
     stamp = {}
     for role, source in models.model_ids().items():
         path = Path(source)
-        files = sorted(f for f in path.iterdir() if f.is_file()) if path.is_dir() else []
+        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.endswith(NOT_MODEL_FILES)) \
+            if path.is_dir() else []
         stamp[role] = [source, stable_hash([[f.name, _file_digest(f, *_size_and_time(f))] for f in files], length=16)]
     return stamp
 
