@@ -47,3 +47,32 @@ def test_squad_held_out_articles_never_appear_in_the_fitting_set():
     kb_titles = {d[1] for d in fit.items[0].documents}
     assert {group_of(i) for i in absent}.isdisjoint(kb_titles)
     assert {group_of(i) for i in fit.items if not i.extra.get("synthetic")} <= kb_titles
+
+
+def test_training_kb_documents_are_what_the_build_script_makes_from_the_training_data(tmp_path):
+    import subprocess
+    import sys
+    subprocess.run([sys.executable, str(training.ROOT / "scripts" / "build_train_kb.py"), "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    built = {p.relative_to(tmp_path): p.read_text(encoding="utf-8") for p in tmp_path.rglob("*.md")}
+    shipped = {p.relative_to(training.TRAIN_KB / "documents"): p.read_text(encoding="utf-8")
+               for p in (training.TRAIN_KB / "documents").rglob("*.md")}
+    assert len(built) == 17 and built == shipped
+
+
+def test_training_kb_questions_resolve_and_group_by_document():
+    data = training.kb_train()
+    assert len(data.items) == 96
+    assert {a: sum(i.action == a for i in data.items) for a in ("ANSWER", "ASK", "ABSTAIN")} == {
+        "ANSWER": 32, "ASK": 32, "ABSTAIN": 32}
+    texts = {}
+    for path in (training.TRAIN_KB / "documents").rglob("*.md"):
+        texts[path.relative_to(training.TRAIN_KB / "documents").with_suffix("").as_posix()] = path.read_text(
+            encoding="utf-8")
+    for item in data.items:
+        doc = item.extra.get("doc_id", "")
+        assert group_of(item) == (doc or "none") and item.extra["domain"] == "kb"
+        assert not doc or doc in texts, f"{item.id}: {doc!r} is not a document"
+        assert all(e in texts[doc] for e in item.evidence), f"{item.id}: evidence not verbatim"
+        if item.action == "ABSTAIN":
+            assert (item.extra.get("reason") == "topic_absent") == (not doc), item.id

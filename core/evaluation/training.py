@@ -10,6 +10,10 @@ contract, article) so cross-validation never splits a group.
 - ``contractnli``: ContractNLI train pairs. The file holds only each pair's evidence spans (or
   three random spans for NotMentioned); the 17 rows of one NDA are consecutive, so the union of
   their spans forms a shortened contract, and each hypothesis is checked against it.
+- ``kb``: questions written from the documents alone against ``train_kb/documents/`` — ShARC train
+  guide pages, SQuAD train articles and ContractNLI train NDAs in one knowledge base
+  (``scripts/build_train_kb.py``; ``train_kb/README.md``): the one training domain asked the way the
+  workbench is used, every kind of question against one mixed knowledge base; group = document.
 - ``squad``: SQuAD 2.0 train articles pooled into one knowledge base (retrieval has to find the
   paragraph among many articles), with the questions of two articles left out of it as ABSTAIN
   (topic absent; chosen among the articles without unanswerable questions, so SQuAD's own
@@ -24,10 +28,12 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
-from core.evaluation.importers import Dataset, LabelledItem, _doc, read_sharc, read_squad2
+from core.evaluation.importers import Dataset, LabelledItem, _doc, load_dataset, read_sharc, read_squad2
 
-TRAIN_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "train"
-DOMAINS = ("sharc", "contractnli", "squad")
+ROOT = Path(__file__).resolve().parents[2]
+TRAIN_DIR = ROOT.parent / "shared" / "data" / "train"
+TRAIN_KB = ROOT / "train_kb"
+DOMAINS = ("sharc", "contractnli", "squad", "kb")
 # SQuAD train articles (0-based, file order) held out of every fit, for the transfer table.
 SQUAD_HELD_OUT = (2, 5, 8)
 CONTRACT_HYPOTHESES = 17
@@ -136,7 +142,16 @@ def squad_train(train_dir: Path = TRAIN_DIR, *, held_out: bool = False, per_arti
     return _dataset(name, items, path)
 
 
+def kb_train(folder: Path = TRAIN_KB) -> Dataset:
+    """The questions of ``train_kb/questions.jsonl`` against its documents; group = gold document
+    (questions about no document form one group)."""
+    dataset = load_dataset("jsonl", folder / "questions.jsonl", kb_folder=folder / "documents")
+    items = [replace(i, extra={**i.extra, "group": i.extra.get("doc_id", "none"), "area": i.extra.get("domain", ""),
+                               "domain": "kb"}) for i in dataset.items]
+    return replace(dataset, items=tuple(items))
+
+
 def training_sets(train_dir: Path = TRAIN_DIR, contracts: int | None = 60) -> dict[str, Dataset]:
     """Every fitting domain (SQuAD without its held-out articles)."""
     return {"sharc": sharc_train(train_dir), "contractnli": contractnli_train(train_dir, contracts),
-            "squad": squad_train(train_dir)}
+            "squad": squad_train(train_dir), "kb": kb_train()}
