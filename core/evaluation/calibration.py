@@ -24,23 +24,32 @@ from core.gate.rules import RULE_NAMES, RULES
 from core.gate.table import RULE_LABELS, SignalTable, gate_table
 from core.types import ACTIONS, Signals
 
-def _read_by_rules() -> tuple[str, ...]:
-    """The settings ``decide_signals`` reads: each rule's switch and the thresholds its comparisons
-    look up (recorded by running every rule once). The response settings (``core.agents.RESPONSE_SETTINGS``:
-    answer mode, grounding, hedging) act after the answer is written, so re-gating signals cannot tune them."""
-    read: set[str] = {f"rule_{name}" for name in RULE_NAMES}
-
-    class Recorder(dict):
-        def __getitem__(self, key):
-            read.add(key)
-            return super().__getitem__(key)
-
+def settings_read_by_rules() -> dict[str, tuple[str, ...]]:
+    """Each gate rule's name and the settings its comparisons look up (recorded by running it once)."""
     blank = {str: "none", dict: {}, int: 0, float: 0.0}
     signals = Signals(**{name: blank.get(typing.get_origin(tp) or tp, 0.0)
                          for name, tp in typing.get_type_hints(Signals).items()})
-    values = Recorder(settings_mod.defaults())
-    for _, _, compare, _ in RULES:
-        compare(signals, values)
+    out: dict[str, tuple[str, ...]] = {}
+    for name, _, compare, _ in RULES:
+        read: list[str] = []
+
+        class Recorder(dict):
+            def __getitem__(self, key):
+                read.append(key)
+                return super().__getitem__(key)
+        compare(signals, Recorder(settings_mod.defaults()))
+        out[name] = tuple(dict.fromkeys(read))
+    return out
+
+
+SETTINGS_BY_RULE = settings_read_by_rules()
+
+
+def _read_by_rules() -> tuple[str, ...]:
+    """The settings ``decide_signals`` reads: each rule's switch and the thresholds its comparisons
+    look up. The response settings (``core.agents.RESPONSE_SETTINGS``: answer mode, grounding, hedging)
+    act after the answer is written, so re-gating signals cannot tune them."""
+    read = {f"rule_{name}" for name in RULE_NAMES}.union(*SETTINGS_BY_RULE.values())
     return tuple(s.name for s in settings_mod.SETTINGS if s.name in read and s.name not in RESPONSE_SETTINGS)
 
 
