@@ -1,12 +1,14 @@
-"""Fit the calibrated signals, choose the gate's defaults and fit the general learned gate — on the
-training domains of ``../shared/data/train`` only.
+"""Fit the calibrated signals, choose the gate's defaults and fit the general learned gate — on
+training data only (``../shared/data/train`` and ``train_kb/``).
 
     python scripts/fit_signals.py [--folds 5] [--restarts 3] [--write]
 
 1. Analyses (or reads from the trace cache) the training sets of ``core.evaluation.training``:
-   ShARC train trees, ContractNLI train contracts, SQuAD 2.0 train articles (not the held-out ones).
-2. Fits each calibrator of ``core.evaluation.fit_signals.SPECS`` and prints its held-out AUROC per
-   domain (cross-validation grouped by rule tree, contract and article).
+   ShARC train trees, ContractNLI train contracts, SQuAD 2.0 train articles (not the held-out ones)
+   and the questions of ``train_kb/``.
+2. Fits each calibrator of ``core.evaluation.fit_signals.SPECS`` on the first three domains
+   (``CALIBRATION_DOMAINS``) and prints its held-out AUROC per domain (cross-validation grouped by
+   rule tree, contract and article).
 3. Chooses the rule gate's defaults on the training domains, in two search spaces: the calibrated rules
    alone (their three thresholds) and every gate setting (the referent count and the failed-condition
    rule fixed). Each space is scored by grouped cross-validation (thresholds chosen on four fifths of
