@@ -33,7 +33,6 @@ from core.evaluation.importers import Dataset, LabelledItem, _doc, load_dataset,
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN_DIR = ROOT.parent / "shared" / "data" / "train"
 TRAIN_KB = ROOT / "train_kb"
-DOMAINS = ("sharc", "contractnli", "squad", "kb")
 # SQuAD train articles (0-based, file order) held out of every fit, for the transfer table.
 SQUAD_HELD_OUT = (2, 5, 8)
 CONTRACT_HYPOTHESES = 17
