@@ -246,7 +246,8 @@ SETTINGS: tuple[Setting, ...] = (
             choices=("rules", "learned"), label="Gate model"),
     Setting("learned_gate_file", "presets/learned-gate-general.json", "gate",
             "The learned gate's JSON file (relative paths start at the project root). The shipped one is fitted "
-            "on the training domains of ../shared/data/train (ShARC, ContractNLI, SQuAD) and train_kb/; see presets/README.md.",
+            "on the training domains of ../shared/data/train (ShARC, ContractNLI, SQuAD) and train_kb/; see "
+            "presets/README.md.",
             label="Learned gate file"),
     # --- generation (issue 5) ---
     Setting("generator", "template", "retrieval",

@@ -83,7 +83,8 @@ def contract_documents(train_dir: Path) -> dict[str, str]:
     out = {}
     for n in CONTRACTS:
         block = rows[n * CONTRACT_ROWS:(n + 1) * CONTRACT_ROWS]
-        spans = list(dict.fromkeys(s.strip() for row in block for s in row["concatenated_spans"].split("\n") if s.strip()))
+        spans = list(dict.fromkeys(s.strip() for row in block for s in row["concatenated_spans"].split("\n")
+                                   if s.strip()))
         out[f"contracts/nda_{n + 1}.md"] = f"# Non-disclosure agreement {n + 1}\n\n" + "\n\n".join(spans) + "\n"
     return out
 

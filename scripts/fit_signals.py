@@ -86,7 +86,8 @@ def unused_as_declared(values: dict, declared: dict, tables) -> dict:
     values = {k: (v and (k[5:] in decided or k in FIXED) if k.startswith("rule_") and k in GATE_SETTINGS else v)
               for k, v in values.items()}
     used = set().union(*(names for rule, names in SETTINGS_BY_RULE.items() if values[f"rule_{rule}"]))
-    return {k: (v if k.startswith("rule_") or k in used or k not in GATE_SETTINGS else declared[k]) for k, v in values.items()}
+    return {k: (v if k.startswith("rule_") or k in used or k not in GATE_SETTINGS else declared[k])
+            for k, v in values.items()}
 
 
 def domain_objective(gold, codes) -> float:
@@ -147,8 +148,8 @@ def main() -> None:
             return coordinate_ascent(lambda v: objective(parts, v), base, space, restarts=args.restarts)
         oof = cross_validated_codes(tables, groups, search, args.folds)
         lodo = {d: objective([tables[d]], search([tables[o] for o in tables if o != d])) for d in tables}
-        searched[space_name] = (search(list(tables.values())), {d: domain_objective(tables[d][1], oof[d]) for d in tables},
-                                lodo)
+        cross_validated = {d: domain_objective(tables[d][1], oof[d]) for d in tables}
+        searched[space_name] = (search(list(tables.values())), cross_validated, lodo)
         for d in tables:
             rows[f"{d}: rule gate ({space_name}), cross-validated"] = M.action_metrics(tables[d][1], oof[d])
     for left_out in tables:
