@@ -2,9 +2,6 @@
 chose on, and a fitted configuration that shows no move the training data cannot see."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -12,16 +9,12 @@ from core import settings
 from core.evaluation import metrics as M
 from core.gate.table import SignalTable
 from tests.factories import signals
-
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "fit_signals.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def fit_signals():
-    spec = importlib.util.spec_from_file_location("fit_signals_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("fit_signals")
 
 
 def planted(n: int = 40):

@@ -1,21 +1,16 @@
 """The training script's epoch order: repetition factors, including a fraction that subsamples a source."""
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "train_nli.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def train_nli():
-    spec = importlib.util.spec_from_file_location("train_nli", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("train_nli")
 
 
 def test_repeat_factors_read_whole_and_fractional_factors(train_nli):
