@@ -167,7 +167,8 @@ def main() -> None:
     print("\ngeneral learned gate, mean leave-one-domain-out macro-F1: "
           + ", ".join(f"{name} {value:.3f}" for name, value in lodo.items()) + f" -> ships: {general}")
     print("\nobjective (macro-F1 less hallucination above the floor) per domain, and the mean:")
-    lines = [("declared defaults", {d: objective([tables[d]], declared) for d in tables})]
+    declared_objective = {d: objective([tables[d]], declared) for d in tables}  # never fitted here: out of sample
+    lines = [("declared defaults", declared_objective)]
     for space_name, (_, cv, lodo_objective) in searched.items():
         lines += [(f"{space_name}, grouped CV", cv), (f"{space_name}, other domains", lodo_objective)]
     for name, per_domain in lines:
@@ -176,7 +177,7 @@ def main() -> None:
     chosen_space = max(searched, key=lambda n: np.mean(list(searched[n][1].values())))
     best = unused_as_declared(searched[chosen_space][0], declared, tables)
     fitted_score = np.mean(list(searched[chosen_space][1].values()))
-    declared_score = np.mean(list(lines[0][1].values()))  # never fitted on these domains: its score is out of sample
+    declared_score = np.mean(list(declared_objective.values()))
     verdict = ("keep the declared defaults: no searched configuration beats them out of sample"
                if declared_score >= fitted_score else
                f"declare the '{chosen_space}' configuration: it beats the declared defaults out of sample")

@@ -24,6 +24,17 @@ from core.gate.rules import RULE_NAMES, RULES
 from core.gate.table import RULE_LABELS, SignalTable, gate_table
 from core.types import ACTIONS, Signals
 
+class _Recorder(dict):
+    """Settings that note, in order, every name looked up in them."""
+    def __init__(self, values):
+        super().__init__(values)
+        self.read: list[str] = []
+
+    def __getitem__(self, key):
+        self.read.append(key)
+        return super().__getitem__(key)
+
+
 def settings_read_by_rules() -> dict[str, tuple[str, ...]]:
     """Each gate rule's name and the settings its comparisons look up (recorded by running it once)."""
     blank = {str: "none", dict: {}, int: 0, float: 0.0}
@@ -31,14 +42,9 @@ def settings_read_by_rules() -> dict[str, tuple[str, ...]]:
                          for name, tp in typing.get_type_hints(Signals).items()})
     out: dict[str, tuple[str, ...]] = {}
     for name, _, compare, _ in RULES:
-        read: list[str] = []
-
-        class Recorder(dict):
-            def __getitem__(self, key):
-                read.append(key)
-                return super().__getitem__(key)
-        compare(signals, Recorder(settings_mod.defaults()))
-        out[name] = tuple(dict.fromkeys(read))
+        values = _Recorder(settings_mod.defaults())
+        compare(signals, values)
+        out[name] = tuple(dict.fromkeys(values.read))
     return out
 
 
