@@ -1,6 +1,6 @@
 """Indexing figures: passages/s for a full build, a re-index with nothing changed, load time, peak RSS.
 
-    .venv/bin/python bench/bench_index.py [FOLDER] [--passages 5000] [--index-type flat|hnsw]
+    .venv/bin/python bench/bench_index.py [FOLDER] [--passages 5000] [--index-type auto|flat|hnsw]
 
 Without FOLDER it indexes a copy of ``sample_kb/documents`` if that exists, else a synthetic KB of
 about ``--passages`` passages built from repeated real-looking policy text. The index is written
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from core import models  # noqa: E402
 from core.kb import KnowledgeBase  # noqa: E402
+from core.settings import BY_NAME  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_kb" / "documents"
 
@@ -57,7 +58,7 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", help="KB folder (default: sample_kb/documents or synthetic)")
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic KB even if sample_kb exists")
     parser.add_argument("--passages", type=int, default=5000, help="size of the synthetic KB")
-    parser.add_argument("--index-type", default="flat", choices=("flat", "hnsw"))
+    parser.add_argument("--index-type", default=BY_NAME["index_type"].default, choices=BY_NAME["index_type"].choices)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,4 +1,5 @@
-"""The decision-weighted knowledge graph of seed 002 §6–7, built at index time, queried per question.
+"""The decision-weighted knowledge graph of seed 002 §6–7, built per question over the retrieved
+passages (``KnowledgeBase.graph_of``) and queried for that question.
 
 Build (``GraphBuilder.run``): spaCy named entities are the nodes, after the seed's validator (no
 pronouns, stopwords, pure numbers or strings under 3 characters; seven categories). Edges are

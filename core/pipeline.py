@@ -38,6 +38,8 @@ from core.types import (Abduction, Claim, ClaimRewrite, Passage, PassageNli, Que
 from core.variables import FIRST_PERSON, VariableStage
 
 MAX_QUESTION_CHARS = 2000
+BRIDGE_PASSAGES = 2  # passages searched for facts about each entity of the evidence (``_bridges``)
+BRIDGE_ENTITIES = 8  # entities of the evidence followed out of it, the most often mentioned first
 
 
 class InputError(ValueError):
@@ -211,9 +213,23 @@ def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult
 def _kg(kb: KnowledgeBase, question: str, retrieval, nli: NliResult, variables: VariableState,
         settings: Mapping[str, Any]) -> Subgraph:
     kept_ids = tuple(p.passage.id for p in _kept(retrieval[0], nli.nli))
+    graph = kb.graph_of([p.passage.id for p in retrieval[0]], settings["kg_edge_min"])
     return SubgraphQuery(match_min=settings["kg_match_min"], max_triples=settings["kg_max_triples"],
                          relevance_min=settings["kg_relevance_min"], path_min=settings["kg_path_min"]).run(
-        kb.graph, question, known=variables.known, missing=variables.missing, anchor_passages=kept_ids)
+        graph, question, known=variables.known, missing=variables.missing, anchor_passages=kept_ids)
+
+
+def _bridges(kb: KnowledgeBase, retrieved: list, inside: set[str], question: str, edge_min: float) -> list:
+    """The graph's bridges (``KnowledgeGraph.bridges``) out of the evidence ``inside``: the graph of the
+    retrieved passages, widened by the passages that name an entity of the evidence most (BM25), where
+    a fact about that entity is likeliest to be."""
+    ids = [p.passage.id for p in retrieved]
+    local = kb.graph_of(ids, edge_min)
+    nodes = sorted({n for pid in inside for n in local.by_passage.get(pid, ())},
+                   key=lambda n: (-local.node(n).mentions, n))[:BRIDGE_ENTITIES]
+    named = [local.node(n).label for n in nodes]
+    wider = list(dict.fromkeys(ids + [pid for label in named for pid in kb.naming(label, BRIDGE_PASSAGES)]))
+    return kb.graph_of(wider, edge_min).bridges(inside, question)
 
 
 def _signals(kb: KnowledgeBase, retrieval, evidence, question_features: QuestionFeatures, claim, nli: NliResult,
@@ -230,7 +246,8 @@ def _premises(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
     """Seed 000's premises over the kept evidence E, with the graph's bridges."""
     evidence = _kept(retrieval[0], nli.nli)[: settings["premise_top_k"]]
     triggered = signals.sufficiency < settings["abduction_tau"]  # else the stage returns at once: skip the bridges
-    bridges = kb.graph.bridges({p.passage.id for p in evidence}, query.question) if triggered else []
+    bridges = _bridges(kb, retrieval[0], {p.passage.id for p in evidence}, query.question,
+                       settings["kg_edge_min"]) if triggered else []
     premises = AbductionStage(
         tau=settings["abduction_tau"], m=settings["abduction_m"], alpha=settings["abduction_alpha"],
         beta=settings["abduction_beta"], reject_contradiction=settings["premise_contradict"],
@@ -262,7 +279,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer_evidence", "variables",
                       "kg"), _reads("signals"), _signals),
     Stage("premises", ("kb", "query", "retrieval", "claim", "nli", "variables", "signals", "premise_generator"),
-          tuple(n for n in _reads("premises") if n not in ("abduction", "premise_generation")) + ("fusion_alpha",),
+          tuple(n for n in _reads("premises") if n not in ("abduction", "premise_generation"))
+          + ("fusion_alpha", "kg_edge_min"),
           _premises, switch="abduction"),
 )
 

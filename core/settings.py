@@ -105,17 +105,16 @@ SETTINGS: tuple[Setting, ...] = (
             200, 4000, 50, label="Chunk size (chars)"),
     Setting("chunk_overlap", 1, "index", "Sentences repeated at the start of the next chunk.",
             0, 5, 1, label="Chunk overlap (sentences)"),
-    Setting("index_type", "flat", "index", "FAISS index: exact inner product (flat) or approximate HNSW for large KBs.",
-            choices=("flat", "hnsw"), label="Dense index"),
+    Setting("index_type", "auto", "index",
+            "Dense index: exact inner product (flat), approximate HNSW, or auto: flat up to 1,000,000 passages "
+            "(a flat search of 100,000 passages takes milliseconds on 2 cores), HNSW above.",
+            choices=("auto", "flat", "hnsw"), label="Dense index"),
     Setting("vector_store", "faiss", "index",
             "Where the dense search runs: FAISS files in the KB's index folder, or LanceDB (the scale extra: "
             "pip install -e '.[scale]'), embedded in the index folder or, when $AW_LANCEDB_URI is set, in that "
             "database (a shared path, an object-store URI or a LanceDB server). BM25 and the fused score are the "
             "same for both; index_type applies to either.",
             choices=("faiss", "lancedb"), label="Vector store"),
-    Setting("kg_edge_min", 0.50, "index",
-            "τ_edge (seed 002 §6.2): a triple is kept when cos(triple sentence, source sentence) + "
-            "log(1+freq)·0.03 reaches this.", 0.0, 1.0, 0.01, label="KG edge validation τ_edge"),
     # --- retrieval ---
     Setting("top_k", 5, "retrieval", "Passages retrieved and analysed.", 1, 20, 1, label="Top-k"),
     Setting("fusion_alpha", 0.6, "retrieval",
@@ -152,6 +151,9 @@ SETTINGS: tuple[Setting, ...] = (
             "is not about the insulation grant whose rules mention landlords).",
             0.0, 1.0, 0.05, label="Conditions apply above topic share"),
     # --- knowledge-graph subgraph (seed 002 §7) ---
+    Setting("kg_edge_min", 0.50, "kg",
+            "τ_edge (seed 002 §6.2): a triple is kept when cos(triple sentence, source sentence) + "
+            "log(1+freq)·0.03 reaches this.", 0.0, 1.0, 0.01, label="KG edge validation τ_edge"),
     Setting("kg_match_min", 0.55, "kg", "A question entity or the question itself matches a node at this cosine.",
             0.0, 1.0, 0.01, label="KG: node match at"),
     Setting("kg_max_triples", 12, "kg", "Triples kept in the subgraph, strongest first.", 1, 50, 1,

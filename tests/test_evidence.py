@@ -109,13 +109,14 @@ def test_given_topics_replace_the_question_topics(warm):
 
 
 def test_model_calls_are_batched_once_per_run(warm):
-    models.current()._vectors.clear()  # texts embedded by earlier tests would come from the memo
+    models.current()._vectors.clear()  # texts embedded or parsed by earlier tests would come from the memos
+    models.current()._docs.clear()
     before = dict(models.CALLS)
     EvidenceSelector().run(TWO_TOPICS, retrieved())
     assert models.CALLS["embedder"] - before["embedder"] == 1
     assert models.CALLS["spacy"] - before["spacy"] == 1
     EvidenceSelector().run(TWO_TOPICS, retrieved())  # the same passages again: their sentences are remembered
-    assert models.CALLS["embedder"] - before["embedder"] == 1
+    assert models.CALLS["embedder"] - before["embedder"] == 1 and models.CALLS["spacy"] - before["spacy"] == 1
 
 
 def test_nothing_to_select_from(warm):

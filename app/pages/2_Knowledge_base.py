@@ -8,6 +8,7 @@ import streamlit as st
 from app import wiring
 from components.settings_panel import current_values
 from core.kb import SUFFIXES, KnowledgeBaseError
+from core.kb.progress import ProgressLine
 from core.models import ModelUnavailable
 from core.paths import ENV, PathNotAllowed
 
@@ -34,9 +35,10 @@ def open_folder() -> None:
 
 def progress_bar(label: str):
     bar = st.progress(0.0, text=label)
+    line = ProgressLine()
 
     def update(done: int, total: int, stage: str) -> None:
-        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label} — {stage}: {done}/{total}")
+        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label} — {line(done, total, stage)}")
     return update
 
 

@@ -1,9 +1,11 @@
 """The knowledge base: a folder of documents read (``readers``), chunked on sentence boundaries
-(``chunking``) and kept in a persisted hybrid index with the knowledge graph (``index``).
+(``chunking``) and kept in a persisted hybrid index (``index``); the knowledge graph is built per
+question from the passages retrieved (``KnowledgeBase.graph_of``).
 
 Re-indexing reuses the passages and embeddings of files whose bytes, chunk settings and embedder
 are unchanged, so editing one file re-embeds only that file. The new index is written in a
-sibling temp directory and swapped in with renames, so a crash mid-build keeps the old one.
+sibling temp directory and swapped in with renames, so a crash mid-build keeps the old one and
+the next build resumes from the batches embedded before it.
 """
 from core.kb.chunking import chunk_document
 from core.kb.index import EMBED_BATCH, INDEX_DIR, KnowledgeBase, index_settings
