@@ -5,8 +5,8 @@ sample KB's questions, the ShARC dev half and ContractNLI dev, so figures on tho
 transfer figures); the calibrated rules are on at P = 0.5. ``scripts/fit_signals.py`` searches the
 gate's settings on the training data alone (``../shared/data/train`` and ``train_kb/``) and scores the
 search by grouped cross-validation beside these defaults, which were never fitted there: the best
-search (``presets/training-fit.json``) does not beat them out of sample (mean objective 0.618 against
-0.630 over the four training domains, 2026-11-25), so they stay. The help texts keep the seeds'
+search (``presets/training-fit.json``) does not beat them out of sample (mean objective 0.625 against
+0.628 over the four training domains, 2026-11-25), so they stay. The help texts keep the seeds'
 published values.
 
 Sliders, CLI flags (``--set name=value``), presets and the docs are generated from
