@@ -6,7 +6,9 @@ pipeline on a few ShARC and ContractNLI items when the shared data and the NLI m
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -97,6 +99,25 @@ def test_second_run_analyses_nothing(fake):
     assert second.traces == first.traces and [i.id for i in second.items] == ["i1", "i2", "i3", "i4", "i5"]
     assert len(fake.opened) == 2  # nothing reopened either
     assert "5 from the cache" in second.summary()
+
+
+def test_per_item_knowledge_bases_are_let_go_before_the_next_one_opens(tmp_path):
+    """Memory does not grow with the number of document sets: besides the one being opened, at most the
+    previous KB (still referenced until the next replaces it) is alive, whatever the number of sets."""
+    alive: weakref.WeakSet = weakref.WeakSet()
+    most = []
+
+    def open_kb(folder, values):
+        gc.collect()
+        most.append(len(alive))
+        kb = FakeKB(Path(folder))
+        alive.add(kb)
+        return kb
+    its = [LabelledItem(f"i{n}", "Can I get it?", "ASK", documents=((f"d{n}", f"Doc {n}", f"Rule number {n}."),))
+           for n in range(6)]
+    run = BatchRunner(None, tmp_path / "cache", show_bar=False, open_kb=open_kb,
+                      make_workbench=FakePipeline).run(dataset(its=its))
+    assert run.analysed == 6 and len(most) == 6 and max(most) <= 1
 
 
 def test_interrupted_run_resumes_where_it_stopped(fake):
