@@ -157,22 +157,31 @@ class Models:
         import numpy as np
         if not texts:
             return np.zeros((0, self.embedding_dim()), dtype="float32")
-        with self._lock:  # a snapshot: another session's call may evict entries meanwhile
-            known = {t: self._vectors[t] for t in texts if t in self._vectors}
-        todo = list(dict.fromkeys(t for t in texts if t not in known))
-        if todo:
-            self.calls["embedder"] += 1
+
+        def encode(todo: list[str]):
             model = self.embedder()
             with self._calling["embedder"]:
-                fresh = model.encode(todo, batch_size=batch_size, normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=False).astype("float32")
-            found = dict(zip(todo, fresh))
-            with self._lock:
-                self._vectors.update(found)
-                while len(self._vectors) > self.embed_memo:
-                    self._vectors.pop(next(iter(self._vectors)))  # the oldest first
-            known.update(found)
+                return model.encode(todo, batch_size=batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False).astype("float32")
+        known = self._memoised("embedder", self._vectors, self.embed_memo, texts, encode)
         return np.vstack([known[t] for t in texts])
+
+    def _memoised(self, role: str, memo: dict[str, Any], size: int, texts: list[str],
+                  compute: Callable[[list[str]], Any]) -> dict[str, Any]:
+        """{text: result} for ``texts``: those in ``memo`` from there, the others from one ``compute`` call
+        (counted as a call of ``role``) and remembered; ``memo`` keeps the ``size`` most recent."""
+        with self._lock:  # a snapshot: another session's call may evict entries meanwhile
+            known = {t: memo[t] for t in texts if t in memo}
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        if todo:
+            self.calls[role] += 1
+            found = dict(zip(todo, compute(todo)))
+            with self._lock:
+                memo.update(found)
+                while len(memo) > size:
+                    memo.pop(next(iter(memo)))  # the oldest first
+            known.update(found)
+        return known
 
     def embedding_dim(self) -> int:
         return int(self.embedder().get_embedding_dimension())
@@ -193,19 +202,11 @@ class Models:
         """spaCy Docs for ``texts`` (batched). Texts parsed before come from a bounded memo: the
         knowledge graph is built per question from the retrieved passages, and questions about one
         document retrieve the same passages."""
-        with self._lock:
-            known = {t: self._docs[t] for t in texts if t in self._docs}
-        todo = list(dict.fromkeys(t for t in texts if t not in known))
-        if todo:
-            self.calls["spacy"] += 1
+        def pipe(todo: list[str]):
             nlp = self.spacy()
             with self._calling["spacy"]:
-                found = dict(zip(todo, nlp.pipe(todo, batch_size=32)))
-            with self._lock:
-                self._docs.update(found)
-                while len(self._docs) > PARSE_MEMO:
-                    self._docs.pop(next(iter(self._docs)))
-            known.update(found)
+                return list(nlp.pipe(todo, batch_size=32))
+        known = self._memoised("spacy", self._docs, PARSE_MEMO, texts, pipe)
         return [known[t] for t in texts]
 
     def warm_up(self) -> dict[str, str]:
