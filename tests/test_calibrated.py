@@ -37,6 +37,39 @@ def test_a_calibrator_round_trips_through_json_and_rejects_ragged_arrays():
         Calibrator.from_json(broken)
 
 
+def test_a_conditional_calibrator_is_multiplied_by_what_it_is_conditional_on():
+    depends = _calibrator(name="p_depends")
+    open_given = _calibrator(name="p_open", coef=(-1.0, 0.5), given="p_depends", held_out_auroc={"sharc": 0.77})
+    values = {"a": 1.0, "b": 3.0}
+    found = calibrated.chained(values, {"p_open": open_given, "p_depends": depends})
+    assert found["p_depends"] == pytest.approx(depends.probability(values))
+    assert found["p_open"] == pytest.approx(open_given.probability(values) * depends.probability(values))
+    assert Calibrator.from_json(json.loads(json.dumps(open_given.to_json()))) == open_given
+
+
+def test_a_conditional_calibrator_without_its_condition_or_in_a_loop_is_a_clear_error():
+    with pytest.raises(ValueError, match="lacks"):
+        calibrated.chained({"a": 1.0, "b": 1.0}, {"p_open": _calibrator(name="p_open", given="p_depends")})
+    loop = {"x": _calibrator(name="x", given="y"), "y": _calibrator(name="y", given="x")}
+    with pytest.raises(ValueError, match="conditional on each other"):
+        calibrated.chained({"a": 1.0, "b": 1.0}, loop)
+
+
+@pytest.mark.parametrize("text, points", [
+    # ShARC train rule texts (training data): bullets; inline lists, counted by their comma-separated
+    # parts (2 + 2: a rough count); conditional clauses; a statement with none
+    ("## North Korea\n\nThe banned luxury goods for North Korea are:\n\n* pure bred horses\n"
+     "* caviar and caviar substitutes\n* truffles and goods containing truffles", 3),
+    ("Other types of bankruptcy include Chapters 9, 12 and 15. Cases under these chapters of the bankruptcy "
+     "code involve municipalities, family farmers and fisherman, and international cases.", 4),
+    ("If your child has a baby, you can make the claim for both of them if they live with you. "
+     "The money will be paid to you.", 1),
+    ("You can also claim your State Pension abroad.", 0),
+])
+def test_rule_points_count_what_a_dialogue_may_have_to_settle(text, points):
+    assert calibrated.rule_points(text) == points
+
+
 def _retrieved(doc_id: str, title: str, fused: float, rank: int) -> RetrievedPassage:
     passage = Passage(id=f"{doc_id}#0", doc_id=doc_id, title=title, text="…", start=0, end=1)
     return RetrievedPassage(passage, rank, 0.5, 1.0, 1.0, fused)

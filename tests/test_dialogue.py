@@ -187,7 +187,7 @@ def test_real_ask_each_condition_then_answer_yes_without_rerunning_retrieval_or_
     question = "Am I eligible for the Winter Fuel Payment?"
     recording = RecordingModels(models.DEFAULT)
     d = Dialogue.start(Pipeline(sample_kb, recording), make_query(question, "I am 72."))
-    assert d.action == "ASK" and d.decision.rule == "missing_variables", d.decision
+    assert d.action == "ASK" and d.decision.rule in ("condition_open", "missing_variables"), d.decision
     open_at_start = len(d.trace.variables.missing)
     assert open_at_start >= 2, d.trace.variables
     seen = len(recording.embedded)

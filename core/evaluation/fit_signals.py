@@ -8,7 +8,11 @@ labels of ``core.evaluation.training``'s sets:
 - p_topic: 0 for a question asked against another tree's or article's text, else 1;
 - p_fact: among items on topic, 1 when the gold action is ANSWER or ASK (the text states what
   decides it), 0 for ABSTAIN (SQuAD's unanswerable questions, ContractNLI's NotMentioned);
-- p_open: among answerable items, 1 for ASK (a condition is open), 0 for ANSWER;
+- p_depends: among answerable items, 1 for a question against a rule text about the asker's
+  eligibility (ShARC), 0 for one about what an article or a contract states (SQuAD, ContractNLI);
+- p_open: among answerable ShARC items, 1 for ASK (a condition is open), 0 for ANSWER — conditional
+  on p_depends (the signal is their product): fitted on every domain at once, the rows of the two
+  domains where nothing is ever open pulled the weights towards telling the domains apart;
 - p_met: among ShARC ANSWER items, 1 for "Yes" (every condition met), 0 for "No".
 
 Several referents are counted against the knowledge base (``core.calibrated.referents``), not
@@ -45,6 +49,14 @@ def _fact(item: LabelledItem) -> int | None:
     return None if _synthetic_absent(item) else int(item.action != "ABSTAIN")
 
 
+# Sources whose questions are asked against rule texts about the asker's circumstances.
+RULE_TEXT_SOURCES = frozenset({"sharc"})
+
+
+def _depends(item: LabelledItem) -> int | None:
+    return None if item.action == "ABSTAIN" else int(item.source in RULE_TEXT_SOURCES)
+
+
 def _open(item: LabelledItem) -> int | None:
     return None if item.action == "ABSTAIN" else int(item.action == "ASK")
 
@@ -62,6 +74,7 @@ class Spec:
     features: tuple[str, ...]
     target: Target
     domains: tuple[str, ...] = CALIBRATION_DOMAINS
+    given: str = ""  # the calibrator this one is conditional on (``Calibrator.given``)
 
 
 SPECS = (
@@ -73,11 +86,16 @@ SPECS = (
           "entailed_statement", "decided_question", "evidence_coverage",
           "evidence_overlap", "answer_type_found", "yes_no_claim", "best_sentence_overlap", "dense_top",
           "premise_supported"), _fact),
-    Spec("p_open", "Is a condition the answer depends on still open?",
+    Spec("p_depends", "Does the answer turn on the asker's circumstances (a rule, not a stated fact)?",
+         ("personal", "yes_no_claim", "condition_markers", "n_conditions", "scenario_words", "history_turns",
+          "unasked", "markers_unanswered"), _depends),
+    Spec("p_open", "If the answer turns on the asker's circumstances, is a condition still open? "
+                   "(shown and gated: × p_depends)",
          ("personal", "n_conditions", "n_missing", "n_established", "n_contradicted", "incompleteness", "outcome_satisfied",
           "outcome_failed", "history_turns", "history_yes", "history_no", "scenario_words", "yes_no_claim",
           "all_group", "any_group", "unclear_group", "no_in_all_group", "yes_in_any_group", "unasked", "unaddressed",
-          "last_answer_yes", "last_answer_no", "condition_markers", "markers_unanswered"), _open),
+          "last_answer_yes", "last_answer_no", "condition_markers", "markers_unanswered", "points_unanswered"),
+         _open, ("sharc",), given="p_depends"),
     Spec("p_met", "Does the user meet every condition (the answer is yes)?",
          ("outcome_satisfied", "outcome_failed", "n_established", "n_contradicted", "n_missing", "history_yes",
           "history_no", "history_turns", "incompleteness", "no_in_all_group", "yes_in_any_group",
@@ -167,7 +185,7 @@ def fit_spec(spec: Spec, runs, folds: int = 5, seed: int = 0) -> Calibrator:
                       mean=tuple(np.round(mean, 6)), scale=tuple(np.round(scale, 6)),
                       coef=tuple(np.round(coef, 6)), intercept=round(intercept, 6),
                       trained_on=f"../shared/data/train ({counts} rows; domains weighted equally)",
-                      held_out_auroc=held_out)
+                      held_out_auroc=held_out, given=spec.given)
 
 
 def fit_all(runs, folds: int = 5) -> list[Calibrator]:
