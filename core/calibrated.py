@@ -141,6 +141,7 @@ def features(trace: Trace) -> dict[str, float]:
     q_names = _names(trace.query.question)
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
+    points = rule_points(top.passage.text) if top else 0
     return {
         # topic
         "dense_top": s.dense_top,
@@ -198,7 +199,8 @@ def features(trace: Trace) -> dict[str, float]:
         # not about the insulation grant whose rules mention landlords)
         "condition_markers": bearing * min(markers, 8),
         "markers_unanswered": bearing * max(min(markers - len(answers), 8), -4),
-        "points_unanswered": bearing * max(min(rule_points(top.passage.text) - len(answers), 8), -4) if top else 0.0,
+        "points_unanswered": bearing * max(min(points - len(answers), 8), -4),
+        "answered_share": min(len(answers) / max(points, 1), 2.0),  # how far through the rule's points the dialogue is
         "last_answer_yes": float(bool(answers) and answers[-1].startswith("yes")),
         "last_answer_no": float(bool(answers) and answers[-1].startswith("no")),
         # referents
