@@ -149,10 +149,13 @@ class VariableStage:
         vectors = models.embed([c.text for c in conditions] + questions)
         sims = vectors[: len(conditions)] @ vectors[len(conditions):].T
         closest: dict[int, tuple[int, str]] = {}  # condition -> (question, status)
-        for j, (_, answer) in enumerate(query.history):
+        for j, (question, answer) in enumerate(query.history):
             polarity = ("" if UNSURE.search(answer) else "established" if YES.match(answer)
                         else "contradicted" if NO.match(answer) else "")
             i = int(np.argmax(sims[:, j]))
+            if polarity and asks_the_positive(question, conditions[i].text):
+                # "Will you submit it within 15 minutes?" "Yes" denies "you don't submit it within 15 minutes"
+                polarity = "contradicted" if polarity == "established" else "established"
             if polarity and sims[i, j] >= self.history_match and (i not in closest or sims[i, j] > sims[i, closest[i][0]]):
                 closest[i] = (j, polarity)
         out: list[Condition | None] = [None] * len(conditions)
@@ -194,6 +197,19 @@ def _negated_stems(text: str) -> set[str]:
                 negated |= stems
                 break
     return negated
+
+
+FAILED_TO = re.compile(r"\bfail(?:s|ed|ing)? to\b", re.I)
+
+
+def asks_the_positive(question: str, condition: str) -> bool:
+    """The follow-up asks, without the negation, what the condition denies: "Will you submit your update
+    within 15 minutes?" of "you don't submit your update within 15 minutes". Only the predicate a negation
+    covers counts ("… is wrong and it isn't your fault" is not denied by "Do you think it is wrong?"), and
+    "Have you failed to report …?" asks the negation itself."""
+    if FAILED_TO.search(question):
+        return False
+    return bool(_negated_stems(condition) & (_stems(question) - _negated_stems(question)))
 
 
 def denial(fact: str, condition: str) -> str:
@@ -346,6 +362,11 @@ EXCEPTION_CUE = re.compile(r"\b(unless|except|exempt|exemptions?|exceptions?|doe
 # A clause that ends on its auxiliary ("if you don't", "if so", "if you can") refers back to an earlier one.
 ELLIPTICAL = re.compile(r"^(?:so|not|(?:\w+\s+)?(?:do|does|don't|doesn't|did|didn't|are|aren't|is|isn't|can|can't|cannot|have|haven't|"
                         r"will|won't|were|was|should|would))$", re.I)
+# Where a main clause starts after a leading if-clause written without its comma: a subject and a modal.
+MAIN_CLAUSE_START = re.compile(r"\s(?:(?:you|we|they|it|he|she)(?:'ll|'d)|(?:you|we|they|it|he|she)\s+(?:will|won't|can|can't|"
+                               r"cannot|could|must|may|might|need to|needs to|should|have to|has to|would)\b)", re.I)
+# A short clause whose subject points back ("if this happens", "if that's the case"): it names no condition.
+ANAPHORIC = re.compile(r"^(?:this|that|these|those|it|that's|it's)\b(?:\s+\S+){0,3}$", re.I)
 ALL_CUE = re.compile(r"\b(?:all|both|each|every one) of\b|\ball the following\b", re.I)
 ITEM_JOINER = re.compile(r"[\s;,]+(and|or)\s*$", re.I)
 
@@ -416,9 +437,13 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
         if not main.strip(" \"'(") and "," in clause:
             # "If you're over 65, you can claim": the condition ends at the comma, the rest is the main clause
             clause, main = clause.split(",", 1)
+        elif not main.strip(" \"'(") and (start := MAIN_CLAUSE_START.search(clause)):
+            # "If you don't have access to HPOS you'll need a certificate": no comma, the main clause
+            # starts at its subject and modal
+            clause, main = clause[:start.start()], clause[start.start():]
         clause = without_carve_out(clause.rstrip(" .;"))
-        if ELLIPTICAL.search(clause):
-            return None  # "If you don't, contact the centre": it points back, it states nothing
+        if ELLIPTICAL.search(clause) or ANAPHORIC.search(clause.strip()):
+            return None  # "If you don't, contact the centre", "If this happens, …": it points back, it states nothing
         if cue == "unless":
             if NEGATIVE_MAIN.search(main):
                 return clause, "unless"  # "You cannot claim unless X": X is required

@@ -134,6 +134,22 @@ def test_answered_follow_up_questions_settle_conditions(monkeypatch):
     assert state.outcome == "satisfied"
 
 
+def test_a_yes_to_the_positive_form_of_a_negated_condition_denies_it(monkeypatch):
+    """Real embedder, a ShARC train rule (training data): the follow-up asks the positive form of the
+    condition "you don't submit your update within 15 minutes", so its "Yes" contradicts the condition
+    and the session does not time out."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = ("### Session time out\n\nYour session will time out if you don't submit your update within "
+            "15 minutes of starting it. You'll have to log back in if this happens.")
+    state = VariableStage().run(Query("Will my session time out?", history=(
+        ("Will you submit your update within 15 minutes of starting it?", "Yes"),)), (passage(text),))
+    assert [c.text for c in state.conditions] == ["you don't submit your update within 15 minutes of starting it"]
+    assert state.conditions[0].status == "contradicted" and state.outcome == "failed"
+    state = VariableStage().run(Query("Will my session time out?", history=(
+        ("Will you submit your update within 15 minutes of starting it?", "No"),)), (passage(text),))
+    assert state.conditions[0].status == "established" and state.outcome == "satisfied"
+
+
 def test_one_answered_follow_up_settles_only_the_condition_it_asks_about(monkeypatch):
     """Real embedder: "Do you live in England? No" is closer to "you live in England" than to
     "you live in Scotland or Wales" (cosine 0.73 and 0.63): the answer settles the first only,
@@ -274,6 +290,15 @@ def test_a_negation_denies_its_predicate_not_every_noun_after_it():
     ("If you live in a care home, you cannot claim.", ("you live in a care home", "disqualifier")),
     ("If you don't, contact the APHA Centre for International Trade Carlisle.", None),
     ("If so, you can apply online.", None),
+    ("If this happens, you could get an extra 4 weeks of Housing Benefit to help you pay your rent.", None),
+    ("You'll have to log back in if this happens.", None),
+    # ShARC train rule texts (training data): the if-clause has no comma; the main clause starts at its modal
+    ("If you don't have access to HPOS or wish to use other online services you'll need a Human Services "
+     "Public Key Infrastructure (PKI) certificate.",
+     ("you don't have access to HPOS or wish to use other online services", "if")),
+    ("If your child isn't immunised or doesn't have an approved exemption you can't get some family "
+     "assistance payments.", ("your child isn't immunised or doesn't have an approved exemption", "disqualifier")),
+    ("If you can't work you may get Employment and Support Allowance.", ("you can't work", "if")),
 ])
 def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
     assert variables._condition_clause(sentence) == expected
