@@ -45,6 +45,13 @@ def test_a_conditional_calibrator_is_multiplied_by_what_it_is_conditional_on():
     assert found["p_depends"] == pytest.approx(depends.probability(values))
     assert found["p_open"] == pytest.approx(open_given.probability(values) * depends.probability(values))
     assert Calibrator.from_json(json.loads(json.dumps(open_given.to_json()))) == open_given
+    # the other side: P(fact) = P(depends) · 1 + (1 − P(depends)) · P(fact | not depends)
+    fact_otherwise = _calibrator(name="p_fact", coef=(0.5, 0.5), given="p_depends", given_value=False, otherwise=1.0,
+                                   held_out_auroc={"contractnli": 0.8})
+    found = calibrated.chained(values, {"p_fact": fact_otherwise, "p_depends": depends})
+    d = depends.probability(values)
+    assert found["p_fact"] == pytest.approx(d + (1 - d) * fact_otherwise.probability(values))
+    assert Calibrator.from_json(json.loads(json.dumps(fact_otherwise.to_json()))) == fact_otherwise
 
 
 def test_a_conditional_calibrator_without_its_condition_or_in_a_loop_is_a_clear_error():

@@ -103,7 +103,8 @@ def test_claim_variables_and_premises_panels():
 
 def test_signal_rows_colour_by_side_and_carry_thresholds():
     trace = rich_trace(sig=signals(confidence=0.32, coverage=0.1))  # Conf alone is not below conf_abstain 0.30
-    decision = decide(trace, {"conf_min": 0.35, "coverage_min": 0.3, "conf_abstain": 0.30, "rule_score_gap": False})
+    decision = decide(trace, {"conf_min": 0.35, "coverage_min": 0.3, "conf_abstain": 0.30, "rule_score_gap": False,
+                              "rule_low_retrieval": True})
     rows = {(r["rule"], r["signal"]): r for r in signals_panel.signal_rows(decision)}
     assert rows[("low_retrieval", "confidence")]["side"] == "ABSTAIN"
     assert rows[("low_retrieval", "confidence")]["threshold"] == 0.35
@@ -120,7 +121,7 @@ def test_signal_rows_colour_by_side_and_carry_thresholds():
 def test_a_bar_is_red_only_when_its_rule_fired():
     """Issue 13: a comparison on its rule's side whose rule did not fire was coloured as if it had."""
     trace = rich_trace(sig=signals(confidence=0.5, coverage=0.9, score_gap=0.01))
-    decision = decide(trace)  # Conf 0.5 < conf_min 0.76 holds, but coverage 0.9 is not < 0.30: no low_retrieval
+    decision = decide(trace, {"rule_low_retrieval": True})  # Conf 0.5 < conf_min 0.76 holds, but coverage 0.9 is not < 0.30
     rows = {(r["rule"], r["signal"]): r for r in signals_panel.signal_rows(decision)}
     low = rows[("low_retrieval", "confidence")]
     assert not next(r for r in decision.rules if r.name == "low_retrieval").fired

@@ -27,7 +27,7 @@ def test_clear_question_is_answered_by_default_rule():
     ({"evidence_coverage": 0.5}, "ABSTAIN", "uncovered_topics"),
 ])
 def test_each_rule_fires_on_its_signal(overrides, action, rule):
-    d = decide(trace(signals(**overrides)), {"rule_answer_type": True})  # the one rule here off by default
+    d = decide(trace(signals(**overrides)), {"rule_low_retrieval": True, "rule_low_confidence": True})  # off by default
     assert (d.action, d.rule) == (action, rule)
     fired = [r for r in d.rules if r.fired]
     assert len(fired) == 1 and fired[0].name == rule
@@ -42,8 +42,9 @@ def test_ambiguity_asks_only_when_the_evidence_sets_no_conditions():
 
 def test_seed_002_rule_needs_both_conf_and_coverage_low():
     s = signals(confidence=0.1, coverage=0.9)
-    assert decide(trace(s), {"rule_low_confidence": False}).action == "ANSWER"
-    assert decide(trace(signals(confidence=0.1, coverage=0.1)), {"rule_low_confidence": False}).rule == "low_retrieval"
+    on = {"rule_low_retrieval": True}
+    assert decide(trace(s), on).action == "ANSWER"
+    assert decide(trace(signals(confidence=0.1, coverage=0.1)), on).rule == "low_retrieval"
 
 
 def test_nli_conflict_rule_is_off_by_default_and_fires_when_switched_on():
@@ -57,7 +58,7 @@ def test_priority_conflict_before_ambiguity_before_retrieval():
     on = {"rule_conflict_nli": True}
     assert decide(trace(s), on).rule == "conflict_nli"
     assert decide(trace(s)).rule == "ambiguity"
-    assert decide(trace(s), {"rule_ambiguity": False}).rule == "low_confidence"
+    assert decide(trace(s), {"rule_ambiguity": False, "rule_low_confidence": True}).rule == "low_confidence"
 
 
 def test_moving_a_threshold_across_the_signal_flips_the_action():

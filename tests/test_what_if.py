@@ -27,11 +27,12 @@ def test_an_answer_names_the_threshold_nearest_to_abstaining_and_deciding_there_
 
 def test_a_low_confidence_refusal_names_conf_alone_and_the_value_to_cross():
     t = trace(signals(confidence=0.12, coverage=0.1, sufficiency=0.05))
-    assert decide(t).rule == "low_confidence"
+    on = {"rule_low_confidence": True, "rule_low_retrieval": True}  # both off by default
+    assert decide(t, on).rule == "low_confidence"
     # Lowering "Conf alone <" below 0.12 lets the next rule (low_retrieval) decide: still ABSTAIN, and
     # every other threshold leaves some refusal rule holding — no single move changes the verdict.
-    assert verdict_changes(t, limit=10) == []
-    assert decide(t, {"conf_abstain": 0.1}).action == "ABSTAIN"
+    assert verdict_changes(t, on, limit=10) == []
+    assert decide(t, {**on, "conf_abstain": 0.1}).action == "ABSTAIN"
 
 
 def test_the_learned_gate_gets_no_threshold_advice():

@@ -7,7 +7,9 @@ labels of ``core.evaluation.training``'s sets:
 
 - p_topic: 0 for a question asked against another tree's or article's text, else 1;
 - p_fact: among items on topic, 1 when the gold action is ANSWER or ASK (the text states what
-  decides it), 0 for ABSTAIN (SQuAD's unanswerable questions, ContractNLI's NotMentioned);
+  decides it), 0 for ABSTAIN (SQuAD's unanswerable questions, ContractNLI's NotMentioned) — fitted on
+  SQuAD and ContractNLI, for questions whose answer does not turn on the asker (a rule question's
+  fact is its rule: 1 on the other side of p_depends);
 - p_depends: among answerable items, 1 for a question against a rule text about the asker's
   eligibility (ShARC), 0 for one about what an article or a contract states (SQuAD, ContractNLI);
 - p_open: among answerable ShARC items, 1 for ASK (a condition is open), 0 for ANSWER — conditional
@@ -75,17 +77,20 @@ class Spec:
     target: Target
     domains: tuple[str, ...] = CALIBRATION_DOMAINS
     given: str = ""  # the calibrator this one is conditional on (``Calibrator.given``)
+    given_value: bool = True  # the side of it this one covers
+    otherwise: float = 0.0  # the probability on the other side
 
 
 SPECS = (
     Spec("p_topic", "Does the knowledge base cover what the question is about?",
          ("dense_top", "bm25_top_raw", "coverage", "title_overlap", "best_sentence_overlap", "kg_matched",
           "question_terms", "names_found", "has_names"), _topic),
-    Spec("p_fact", "Is the asked fact stated in the evidence?",
+    Spec("p_fact", "If the answer does not turn on the asker's circumstances, is the asked fact stated in the "
+                   "evidence? (shown and gated: 1 on the other side of p_depends, a rule question's fact being its rule)",
          ("sufficiency", "entailment_max", "contradiction_max", "neutral_min", "personal", "decided_statement",
           "entailed_statement", "decided_question", "evidence_coverage",
           "evidence_overlap", "answer_type_found", "yes_no_claim", "best_sentence_overlap", "dense_top",
-          "premise_supported"), _fact),
+          "premise_supported"), _fact, ("contractnli", "squad"), given="p_depends", given_value=False, otherwise=1.0),
     Spec("p_depends", "Does the answer turn on the asker's circumstances (a rule, not a stated fact)?",
          ("personal", "yes_no_claim", "condition_markers", "n_conditions", "scenario_words", "history_turns",
           "unasked", "markers_unanswered"), _depends),
@@ -94,8 +99,7 @@ SPECS = (
          ("personal", "n_conditions", "n_missing", "n_established", "n_contradicted", "incompleteness", "outcome_satisfied",
           "outcome_failed", "history_turns", "history_yes", "history_no", "scenario_words", "yes_no_claim",
           "all_group", "any_group", "unclear_group", "no_in_all_group", "yes_in_any_group", "unasked", "unaddressed",
-          "last_answer_yes", "last_answer_no", "condition_markers", "markers_unanswered", "points_unanswered",
-          "answered_share"),
+          "last_answer_yes", "last_answer_no", "condition_markers", "markers_unanswered", "points_unanswered"),
          _open, ("sharc",), given="p_depends"),
     Spec("p_met", "Does the user meet every condition (the answer is yes)?",
          ("outcome_satisfied", "outcome_failed", "n_established", "n_contradicted", "n_missing", "history_yes",
@@ -186,7 +190,8 @@ def fit_spec(spec: Spec, runs, folds: int = 5, seed: int = 0) -> Calibrator:
                       mean=tuple(np.round(mean, 6)), scale=tuple(np.round(scale, 6)),
                       coef=tuple(np.round(coef, 6)), intercept=round(intercept, 6),
                       trained_on=f"../shared/data/train ({counts} rows; domains weighted equally)",
-                      held_out_auroc=held_out, given=spec.given)
+                      held_out_auroc=held_out, given=spec.given, given_value=spec.given_value,
+                      otherwise=spec.otherwise)
 
 
 def fit_all(runs, folds: int = 5) -> list[Calibrator]:
