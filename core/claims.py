@@ -44,6 +44,12 @@ NOUN_TYPE = {
     "author": "PERSON", "designer": "PERSON", "captain": "PERSON", "composer": "PERSON",
 }
 
+# "How much <noun>" asks for money only when the noun is money; "How much storage" asks for a measure
+# ("30GB"), "How much time" for a duration. A name after it is a scheme ("How much Child Benefit").
+MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage", "interest", "funding", "income",
+                         "compensation", "grant", "allowance", "benefit", "pension", "fine", "penalty", "debt",
+                         "deposit", "charge", "credit", "loan", "support", "help", "budget", "revenue", "profit"})
+
 
 @dataclass(frozen=True)
 class ClaimBuilder:
@@ -88,7 +94,10 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     if wh in ("what", "which", "whose", "how many", "how much") and start < len(tokens) \
             and tokens[start].pos_ in ("NOUN", "PROPN"):
         noun = _join(tokens[start:start + 1])
-        answer_type = NOUN_TYPE.get(tokens[start].lemma_.lower(), answer_type)
+        lemma = tokens[start].lemma_.lower()
+        answer_type = NOUN_TYPE.get(lemma, answer_type)
+        if wh == "how much" and tokens[start].pos_ == "NOUN" and lemma not in NOUN_TYPE and lemma not in MONEY_NOUNS:
+            answer_type = "DURATION" if lemma == "time" else "MEASURE"
         start += 1
         target = {"how many": f"a number of {noun} that", "how much": f"an amount of {noun} that",
                   "whose": f"a person whose {noun}"}.get(wh, f"a {noun} that")

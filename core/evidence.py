@@ -299,9 +299,12 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     names = {_stem(t.text) for t in q_doc if t.pos_ == "PROPN" or (t.ent_type_ and t.ent_type_ not in VALUE_LABELS["NUMBER"] | {"DATE", "TIME"})}
     names -= {_stem(w) for w in WH_WORDS}
     kind = _kind_noun(q_doc)
+    kind = "" if _stem(kind) in COUNTED_ANY else kind  # "How many times": any noun counts occurrences
     kind_stems = {_stem(w) for w in KIND_SYNONYMS.get(kind, {kind})} if kind else set()
     relation = {_stem(t.lemma_) for t in q_doc if _content(t) and _stem(t.text) not in names} - kind_stems
-    counted = _counted_noun(q_doc)
+    counted, named = _counted_noun(q_doc)
+    if answer_type == "NUMBER" and counted in TIME_UNITS:
+        wanted = wanted | {"DATE", "TIME"}
     bearing = [i for i, doc in enumerate(s_docs) if relation & _words(doc)]
     # Sentences that state the asked relation ("designed", "opened") first, then the rest.
     for i in bearing + [i for i in range(len(s_docs)) if i not in bearing]:
@@ -313,7 +316,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
         values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
                   and _plain(e.text) not in question_low
-                  and not _only_names(e, names) and (not counted or _counts(e, counted))]
+                  and not _only_names(e, names) and (not counted or _counts(e, counted, named))]
         if not values:
             continue
         anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]
@@ -341,21 +344,33 @@ def _words(doc) -> set[str]:
     return {_stem(t.text) for t in doc} | {_stem(t.lemma_) for t in doc}
 
 
-def _counted_noun(question) -> str:
-    """The stem of what "How many X" counts, or ""."""
+# What "How many times" counts: occurrences, named by any noun or none.
+COUNTED_ANY = frozenset({_stem("time")})
+# Units of time: "How many weeks" is answered by "three weeks", which the model labels a date.
+TIME_UNITS = frozenset(_stem(w) for w in ("second", "minute", "hour", "day", "week", "month", "year", "decade", "century"))
+
+
+def _counted_noun(question) -> tuple[str, bool]:
+    """The stem of what "How many X" counts ("" if nothing), and whether X is a name."""
     tokens = [t for t in question if not t.is_punct]
     for i, t in enumerate(tokens[:-2]):
         if t.lower_ == "how" and tokens[i + 1].lower_ == "many" and tokens[i + 2].pos_ in ("NOUN", "PROPN"):
-            return _stem(tokens[i + 2].lemma_)
-    return ""
+            return _stem(tokens[i + 2].lemma_), tokens[i + 2].pos_ == "PROPN"
+    return "", False
 
 
-def _counts(ent, counted: str) -> bool:
+def _counts(ent, counted: str, named: bool = False) -> bool:
     """A number of the counted thing: the noun follows within three words ("120 robots", "four
-    autonomous robots") or the number modifies it."""
+    autonomous robots"), is part of the value itself ("three weeks", labelled a date), or the number
+    modifies it. A thing the question counts by a name (``named``: "How many Grammys") may be counted
+    by a name ("20 Grammy Awards"); a common noun is not ("(1) Orrin Robotics Ltd" counts no robots).
+    "How many times" counts occurrences, whatever the noun ("on seven occasions")."""
+    if counted in COUNTED_ANY:
+        return True
+    nouns = ("NOUN", "PROPN") if named else ("NOUN",)
     after = ent.doc[ent.end:ent.end + 3]
-    return any(t.pos_ == "NOUN" and _stem(t.lemma_) == counted for t in after) or \
-        (ent.root.head.pos_ == "NOUN" and _stem(ent.root.head.lemma_) == counted)
+    return any(t.pos_ in nouns and _stem(t.lemma_) == counted for t in (*ent, *after)) or \
+        (ent.root.head.pos_ in nouns and _stem(ent.root.head.lemma_) == counted)
 
 
 def _only_names(ent, names: set[str]) -> bool:

@@ -51,3 +51,15 @@ def test_conjunctive_is_decomposed(build):
 def test_empty_question_is_refused(build):
     with pytest.raises(ValueError, match="empty"):
         build("   ")
+
+
+@pytest.mark.parametrize("question, answer_type", [
+    ("How much storage did the U2 special edition iPod have?", "MEASURE"),  # SQuAD train: "30GB"
+    ("How much time do I have to appeal?", "DURATION"),
+    ("How much money can I get?", "MONEY"),
+    ("How much rent do I pay?", "MONEY"),
+    ("How much Child Benefit can I get?", "MONEY"),  # a scheme's name
+    ("How much does the ticket cost?", "MONEY"),
+])
+def test_how_much_asks_for_money_only_when_its_noun_is_money(question, answer_type):
+    assert ClaimBuilder().run(question).answer_type == answer_type

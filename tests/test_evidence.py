@@ -193,3 +193,28 @@ def test_candidates_put_the_best_sentence_first_then_by_shared_words():
 def test_one_title_per_sentence_is_required():
     with pytest.raises(ValueError, match="one title per sentence"):
         answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a", "b"])
+
+
+@pytest.mark.parametrize("question, answer_type, sentence, title, value", [
+    # SQuAD 2.0 train articles (training data): counts the value's own words or a name carry, time units
+    # the model labels a date, and "how many times" counted by any noun
+    ("How many Grammys has Beyonce won total with and without Destiny's Child?", "NUMBER",
+     "Beyoncé has won 20 Grammy Awards, both as a solo artist and member of Destiny's Child.", "Beyoncé", "20"),
+    ("How many weeks after completing school was it before Chopin made his public debut?", "NUMBER",
+     "On 11 August, three weeks after completing his studies at the Warsaw Conservatory, he made his debut in Vienna.",
+     "Frédéric Chopin", "three weeks"),
+    ("How many times did Frédéric and Liszt collaborate in performances during the years of 1833 to 1841?", "NUMBER",
+     "They performed together on seven occasions between 1833 and 1841.", "Frédéric Chopin", "seven"),
+    ("How much storage did the U2 special edition iPod have?", "MEASURE",
+     "This iPod was only available with 30GB of storage capacity.", "IPod", "30"),
+])
+def test_a_count_or_measure_is_found_however_the_model_labels_it(question, answer_type, sentence, title, value):
+    found = answer_value(question, answer_type, [sentence], [title])
+    assert found is not None and found.value == value
+
+
+def test_a_count_of_another_unit_is_still_not_the_answer():
+    """"How many weeks" is not answered by a date that is no count of weeks."""
+    sentence = "On 11 August he made his debut in Vienna."
+    assert answer_value("How many weeks after school did Chopin make his debut?", "NUMBER", [sentence],
+                        ["Frédéric Chopin"]) is None
