@@ -252,8 +252,9 @@ def test_card_headline_follows_the_response_kind():
 def test_the_card_says_what_would_change_the_verdict():
     from core.what_if import verdict_changes
     trace = rich_trace(with_conditions=False)
-    decision = decide(trace)
-    changes = verdict_changes(trace)
+    on = {"rule_low_sufficiency": True}  # off by default
+    decision = decide(trace, on)
+    changes = verdict_changes(trace, on)
     out = action.card_html(Response("ANSWER", "£250.", "extractive", "extractive", (WINTER_CITE,)), decision,
                            trace=trace, changes=changes)
     line = re.search(r'<div id="aw-whatif"[^>]*>(.*?)</div>', out).group(1)

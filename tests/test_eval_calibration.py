@@ -133,8 +133,9 @@ def test_search_over_several_thresholds_finds_two_planted_rules():
     table = SignalTable.from_signals([signals(sufficiency=float(s), incompleteness=float(i))
                                       for s, i in zip(suff, inc)])
     gold = np.where(inc > 0.3, "ASK", np.where(suff < 0.2, "ABSTAIN", "ANSWER"))  # the gate's rule order
-    before = M.macro_f1(gold, regate(table).codes)
-    sug = suggest_thresholds(table, gold, names=["incompleteness_max", "sufficiency_min", "amb_max", "conf_min"],
+    on = {"rule_low_sufficiency": True}  # off by default
+    before = M.macro_f1(gold, regate(table, on).codes)
+    sug = suggest_thresholds(table, gold, on, names=["incompleteness_max", "sufficiency_min", "amb_max", "conf_min"],
                              folds=3, restarts=1)
     assert before < 0.8 and sug.out_of_fold["macro_f1"] > 0.95
     assert 0.25 <= sug.values["incompleteness_max"] < 0.5 and 0.15 <= sug.values["sufficiency_min"] <= 0.25
@@ -145,9 +146,10 @@ def test_coverage_objective_respects_the_hallucination_ceiling():
     suff = rng.random(400)
     gold = np.where(rng.random(400) < suff, "ANSWER", "ABSTAIN")  # noisy: no threshold separates them
     table = SignalTable.from_signals([signals(sufficiency=float(s)) for s in suff])
-    sug = suggest_thresholds(table, gold, objective=Objective(max_hallucination=0.2), names=["sufficiency_min"])
+    on = {"rule_low_sufficiency": True}  # off by default
+    sug = suggest_thresholds(table, gold, on, objective=Objective(max_hallucination=0.2), names=["sufficiency_min"])
     assert sug.in_sample["hallucination_rate"] <= 0.2
-    looser = suggest_thresholds(table, gold, objective=Objective(max_hallucination=0.5), names=["sufficiency_min"])
+    looser = suggest_thresholds(table, gold, on, objective=Objective(max_hallucination=0.5), names=["sufficiency_min"])
     assert looser.in_sample["coverage"] > sug.in_sample["coverage"]
 
 

@@ -27,7 +27,8 @@ def test_clear_question_is_answered_by_default_rule():
     ({"evidence_coverage": 0.5}, "ABSTAIN", "uncovered_topics"),
 ])
 def test_each_rule_fires_on_its_signal(overrides, action, rule):
-    d = decide(trace(signals(**overrides)), {"rule_low_retrieval": True, "rule_low_confidence": True})  # off by default
+    d = decide(trace(signals(**overrides)), {"rule_low_retrieval": True, "rule_low_confidence": True,
+                                                "rule_low_sufficiency": True})  # off by default
     assert (d.action, d.rule) == (action, rule)
     fired = [r for r in d.rules if r.fired]
     assert len(fired) == 1 and fired[0].name == rule

@@ -9,19 +9,20 @@ from tests.factories import signals, trace
 
 def test_an_answer_names_the_threshold_nearest_to_abstaining_and_deciding_there_abstains():
     t = trace(signals(sufficiency=0.43))  # answerable, sufficiency well above its 0.19 threshold
-    base = decide(t)
+    on = {"rule_low_sufficiency": True}  # off by default
+    base = decide(t, on)
     assert base.action == "ANSWER"
-    changes = verdict_changes(t)
+    changes = verdict_changes(t, on)
     assert changes, "some threshold can always turn an answer into a refusal here"
     first = changes[0]
     assert first.action != "ANSWER" and first.distance == min(c.distance for c in changes)
     # The claim is checked: at the suggested threshold the gate decides as said, one step short it does not.
-    moved = decide(t, {first.setting: first.threshold})
+    moved = decide(t, {**on, first.setting: first.threshold})
     assert (moved.action, moved.rule) == (first.action, first.rule)
     step = settings.BY_NAME[first.setting].step
     short = first.threshold - step if first.direction == "raise" else first.threshold + step
     if abs(short - first.current) > 1e-9 and (short - first.current) * (first.threshold - first.current) > 0:
-        assert decide(t, {first.setting: round(short, 6)}).action == "ANSWER"
+        assert decide(t, {**on, first.setting: round(short, 6)}).action == "ANSWER"
     assert first.setting in describe(first) or first.label in describe(first)
 
 
