@@ -324,6 +324,10 @@ class AbstainAgent:
         top = trace.passages[0].passage
         if decision.rule == "score_gap" and len(trace.passages) > 1:
             second = trace.passages[1].passage
+            if second.doc_id == top.doc_id:  # two passages of one document: name it once
+                return (f"The knowledge base does not seem to cover this topic: no passage stands out — the "
+                        f"closest two, both in “{top.title}” ({top.doc_id}), match weakly and almost equally "
+                        f"(score gap {s.score_gap:.2f}).")
             return (f"The knowledge base does not seem to cover this topic: no document stands out — the closest, "
                     f"“{top.title}” ({top.doc_id}) and “{second.title}” ({second.doc_id}), match weakly and "
                     f"almost equally (score gap {s.score_gap:.2f}).")

@@ -216,6 +216,20 @@ def test_abstain_tells_topic_absent_from_fact_absent(claims):
     assert empty.kind == "topic_absent" and "no passage" in empty.text
 
 
+def test_a_flat_match_names_each_document_once(claims):
+    """Found with the CLI on the sample KB: two passages of one NDA matched equally, and the refusal named
+    the NDA twice as if it were two documents."""
+    question = "How many robots does Orrin Robotics make?"
+    nda = [passage(f"orrin_nda#{n}", "Non-Disclosure Agreement (One-Way)", BRIDGE, rank=n + 1) for n in range(2)]
+    other = [nda[0], passage("harlow_bridge#0", "Harlow Bridge", BRIDGE, rank=2)]
+    same = AbstainAgent().run(trace(question, nda, claims.run(question), best=(0, 0), score_gap=0.03),
+                              decision("ABSTAIN", "score_gap"))
+    assert same.text.count("(orrin_nda)") == 1 and "both in “Non-Disclosure Agreement (One-Way)”" in same.text
+    two = AbstainAgent().run(trace(question, other, claims.run(question), best=(0, 0), score_gap=0.03),
+                             decision("ABSTAIN", "score_gap"))
+    assert "(orrin_nda)" in two.text and "(harlow_bridge)" in two.text and "no document stands out" in two.text
+
+
 def test_abstain_names_the_unsupported_premise(claims):
     question = "In which town was the designer of the Harlow Bridge born?"
     t = trace(question, [passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)], claims.run(question))
