@@ -366,7 +366,8 @@ ELLIPTICAL = re.compile(r"^(?:so|not|(?:\w+\s+)?(?:do|does|don't|doesn't|did|did
 MAIN_CLAUSE_START = re.compile(r"\s(?:(?:you|we|they|it|he|she)(?:'ll|'d)|(?:you|we|they|it|he|she)\s+(?:will|won't|can|can't|"
                                r"cannot|could|must|may|might|need to|needs to|should|have to|has to|would)\b)", re.I)
 # A short clause whose subject points back ("if this happens", "if that's the case"): it names no condition.
-ANAPHORIC = re.compile(r"^(?:this|that|these|those|it|that's|it's)\b(?:\s+\S+){0,3}$", re.I)
+# "it" is left out: "if it's your main home" is a condition.
+ANAPHORIC = re.compile(r"^(?:this|that|these|those|that's)\b(?:\s+\S+){0,3}$", re.I)
 ALL_CUE = re.compile(r"\b(?:all|both|each|every one) of\b|\ball the following\b", re.I)
 ITEM_JOINER = re.compile(r"[\s;,]+(and|or)\s*$", re.I)
 

@@ -292,6 +292,7 @@ def test_a_negation_denies_its_predicate_not_every_noun_after_it():
     ("If so, you can apply online.", None),
     ("If this happens, you could get an extra 4 weeks of Housing Benefit to help you pay your rent.", None),
     ("You'll have to log back in if this happens.", None),
+    ("You can only claim if it's your main home.", ("it's your main home", "if")),
     # ShARC train rule texts (training data): the if-clause has no comma; the main clause starts at its modal
     ("If you don't have access to HPOS or wish to use other online services you'll need a Human Services "
      "Public Key Infrastructure (PKI) certificate.",
