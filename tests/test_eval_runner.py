@@ -380,3 +380,17 @@ def test_predicted_evidence_prefers_the_evidence_selection():
     chosen = EvidenceSentence("doc#0", 0, "First one.", 0.8, ("first",), 0, 10)
     t = replace(t, evidence=EvidenceSelection(("first",), (chosen,), (), (), (), "covered"))
     assert predicted_evidence(t) == ["First one."]
+
+
+def test_model_stamp_names_a_model_folder_not_where_it_lies(tmp_path, monkeypatch):
+    from core.evaluation import runner
+    for copy in ("checkout", "moved"):
+        model = tmp_path / copy / "models" / "nli"
+        model.mkdir(parents=True)
+        (model / "model.safetensors").write_bytes(b"weights v1")
+    monkeypatch.setattr(runner.models, "model_ids", lambda: {"nli": str(tmp_path / "checkout" / "models" / "nli")})
+    here = runner.model_stamp()
+    monkeypatch.setattr(runner.models, "model_ids", lambda: {"nli": str(tmp_path / "moved" / "models" / "nli")})
+    assert runner.model_stamp() == here  # the same weights elsewhere: the same traces
+    (tmp_path / "moved" / "models" / "nli" / "model.safetensors").write_bytes(b"weights v2")
+    assert runner.model_stamp() != here
