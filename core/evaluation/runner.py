@@ -118,9 +118,10 @@ def model_stamp() -> dict[str, Any]:
     stamp = {}
     for role, source in models.model_ids().items():
         path = Path(source)
+        folder = path.is_dir()
         files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.endswith(NOT_MODEL_FILES)) \
-            if path.is_dir() else []
-        stamp[role] = [path.name if path.is_dir() else source,
+            if folder else []
+        stamp[role] = [path.name if folder else source,
                        stable_hash([[f.name, _file_digest(f, *_size_and_time(f))] for f in files], length=16)]
     return stamp
 
