@@ -32,7 +32,9 @@ from core.types import Condition, NliScores, Passage, Query, VariableState
 ANY_CUE = re.compile(r"\b(any|one|at least one) of\b|\bany of the following\b|\beither\b", re.I)
 LEAD_IN_CUE = re.compile(r"\b(if|when|must|eligible|qualify|qualif|require|need|only|criteria|conditions|following|provided)\b", re.I)
 CONDITION_CUE = re.compile(r"\b(must|eligible|qualify|require[sd]?|need to|have to|has to|only if|unless|if|provided that|as long as)\b", re.I)
-IF_CLAUSE = re.compile(r"\b(only if|unless|if|provided that|as long as|as long as)\b\s+(.*)$", re.I)
+# "even if" / "as if" concede or compare, they impose nothing ("This applies even if you are given freedom
+# of action" states no condition of being an independent contractor).
+IF_CLAUSE = re.compile(r"(?<!\beven )(?<!\bas )\b(only if|unless|if|provided that|as long as)\b\s+(.*)$", re.I)
 NEGATIVE_MAIN = re.compile(r"\b(cannot|can't|can not|won't|will not|not eligible|isn't|is not|are not|aren't|no longer|don't|do not)\b", re.I)
 FIRST_PERSON = re.compile(r"\b(i|me|my|mine|we|our|us|you|your)\b", re.I)
 UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
@@ -327,8 +329,8 @@ def extract_conditions(passage: Passage) -> list[Condition]:
     for text in sentences:
         if LIST_MARKER.match(text):
             item = _list_item(text)
-            if len(item.split()) < 2:
-                continue
+            if not item or (len(item.split()) < 2 and lead_in is None):
+                continue  # one word is an item only under a lead-in ("working for a: * charity")
             if lead_in is not None:
                 listed.append((text, lead_in))
             elif loose_list and _predicate_like(item):
@@ -368,7 +370,7 @@ MAIN_CLAUSE_START = re.compile(r"\s(?:(?:you|we|they|it|he|she)(?:'ll|'d)|(?:you
 # A short clause whose subject points back ("if this happens", "if that's the case"): it names no condition.
 # "it" is left out: "if it's your main home" is a condition.
 ANAPHORIC = re.compile(r"^(?:this|that|these|those|that's)\b(?:\s+\S+){0,3}$", re.I)
-ALL_CUE = re.compile(r"\b(?:all|both|each|every one) of\b|\ball the following\b", re.I)
+ALL_CUE = re.compile(r"\b(?:all|both|each|every one) of\b|\b(?:all|both|each of) (?:the following|these)\b", re.I)
 ITEM_JOINER = re.compile(r"[\s;,]+(and|or)\s*$", re.I)
 
 

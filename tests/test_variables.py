@@ -300,6 +300,10 @@ def test_a_negation_denies_its_predicate_not_every_noun_after_it():
     ("If your child isn't immunised or doesn't have an approved exemption you can't get some family "
      "assistance payments.", ("your child isn't immunised or doesn't have an approved exemption", "disqualifier")),
     ("If you can't work you may get Employment and Support Allowance.", ("you can't work", "if")),
+    # ShARC train: "even if" concedes, it imposes nothing
+    ("This applies even if you are given freedom of action.", None),
+    ("You are not an independent contractor if you perform services that can be controlled by an employer.",
+     ("you perform services that can be controlled by an employer", "disqualifier")),
 ])
 def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
     assert variables._condition_clause(sentence) == expected
@@ -320,9 +324,23 @@ def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
      ("bullet", "all")),
     ("You must be one of the following:", ["* a carer", "* a foster parent"], ("bullet", "any")),
     ("You may need to pay if you:", ["* earn over £50,000", "* live abroad"], ("bullet", "unclear")),
+    ("You qualify for a Winter Fuel Payment if both the following apply:",  # ShARC train
+     ["* you were born on or before 5 August 1953", "* you'll be living in the UK"], ("bullet", "all")),
 ])
+
+
 def test_a_list_is_read_by_its_lead_in_and_the_conjunction_its_items_end_with(lead_in, items, expected):
     assert variables.list_logic(lead_in, items) == expected
+
+
+def test_a_one_word_item_under_a_lead_in_is_a_condition():
+    # ShARC train: "Are you working for a charity? No" has a condition to settle
+    text = ("## Voluntary work\n\nYou're classed as doing voluntary work if you're working for a:\n\n* charity\n"
+            "* voluntary organisation or associated fund-raising body\n* statutory body\n")
+    assert [c.text for c in extract_conditions(passage(text))] == [
+        "charity", "voluntary organisation or associated fund-raising body", "statutory body"]
+    loose = "## Benefits\n\n* Income\n* have income under the limits\n"  # no lead-in: one word is no predicate
+    assert [c.text for c in extract_conditions(passage(loose))] == ["have income under the limits"]
 
 
 def test_an_exception_list_fails_the_rule_when_one_exception_holds():
