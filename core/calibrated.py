@@ -13,7 +13,7 @@ because it was fitted on several (``scripts/fit_signals.py``, on ``../shared/dat
   all (a rule text about eligibility, not a fact stated in an article or a contract), fitted on every
   domain, and the chance a condition is open given that it does, fitted on the rule texts alone. One
   model over all domains spent its weight telling the domains apart: on held-out ShARC rule trees it
-  ranked open against settled at AUROC 0.70, the product at 0.765;
+  ranked open against settled at AUROC 0.70, the product at 0.768;
 - ``p_met``: every condition is met, so the answer is yes.
 
 Several referents are counted against the knowledge base rather than estimated from the wording
@@ -119,6 +119,13 @@ def _names(text: str) -> set[str]:
     return {w.lower() for w in words[1:] if w[0].isupper() and w.lower() not in STOPWORDS}
 
 
+def answered(trace: Trace) -> list[str]:
+    """The user's replies to follow-up questions that answer yes or no, lower-cased: "Let me check."
+    settles nothing and counts as no turn."""
+    said = (straight_quotes(a).strip().lower() for _, a in trace.query.history)
+    return [a for a in said if YES.match(a) or NO.match(a)]
+
+
 def features(trace: Trace) -> dict[str, float]:
     """Every named feature the calibrators may read, from the trace alone (no model call)."""
     s = trace.signals
@@ -132,9 +139,7 @@ def features(trace: Trace) -> dict[str, float]:
     conditions = trace.variables.conditions
     best_fused = top.fused if top else 0.0
     close = [p for p in passages if best_fused - p.fused <= TOP_CLOSE]
-    # the follow-ups answered yes or no: "Let me check." settles nothing and counts as no turn
-    said = (straight_quotes(a).strip().lower() for _, a in trace.query.history)
-    answers = [a for a in said if YES.match(a) or NO.match(a)]
+    answers = answered(trace)
     yes_no = float(trace.claim.schema in ("polar", "statement"))
     personal = float(bool(FIRST_PERSON.search(trace.query.question)))
     same_document = tuple(p.passage for p in passages if top and p.passage.doc_id == top.passage.doc_id)
@@ -312,5 +317,6 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     values = features(trace)
     calibrators = load() if calibrators is None else calibrators
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
-    signals = replace(trace.signals, n_referents=int(values["referents"]), **probs)
+    signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
+                      **probs)
     return replace(trace, signals=signals)

@@ -157,6 +157,7 @@ class Signals:
     p_open: float = 0.0  # P(a condition the answer depends on is still open)
     p_met: float = 0.5  # P(every condition is met: the answer is yes)
     n_referents: int = 1  # documents the question could mean and does not tell apart
+    follow_ups_answered: int = 0  # follow-up questions the user has answered yes or no: a dialogue is under way
 
 
 # --- pragmatic evidence (seed 003) and the knowledge graph (seed 002 §6–7) ------------

@@ -120,6 +120,17 @@ def test_with_probabilities_fills_every_calibrated_signal_without_touching_the_r
     assert calibrated.with_probabilities(out, c) == out
 
 
+def test_with_probabilities_counts_the_follow_ups_answered_yes_or_no():
+    c = {name: _calibrator(name=name, features=("dense_top", "coverage"), mean=(0.0, 0.0), scale=(1.0, 1.0))
+         for name in calibrated.PROBABILITIES}
+    trace = factories.trace()
+    assert calibrated.with_probabilities(trace, c).signals.follow_ups_answered == 0
+    history = (("Do you live in England?", "No"), ("Are you over 65?", "Let me check."),
+               ("Do you get Pension Credit?", "Yes, the guarantee part"))
+    dialogue = replace(trace, query=replace(trace.query, history=history))
+    assert calibrated.with_probabilities(dialogue, c).signals.follow_ups_answered == 2  # "Let me check." settles nothing
+
+
 def test_the_shipped_calibrators_say_what_they_were_fitted_on_and_carry_signal():
     shipped = calibrated.load()
     assert set(calibrated.PROBABILITIES) <= set(shipped)

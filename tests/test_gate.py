@@ -34,6 +34,17 @@ def test_each_rule_fires_on_its_signal(overrides, action, rule):
     assert len(fired) == 1 and fired[0].name == rule
 
 
+@pytest.mark.parametrize("overrides, rule", [
+    ({"evidence_coverage": 0.5}, "uncovered_topics"),
+    ({"ambiguity": 1.0}, "ambiguity"),
+])
+def test_a_dialogue_under_way_is_not_abstained_on_or_asked_what_it_means(overrides, rule):
+    # ShARC train: once the user has answered follow-ups about a rule ("Are you in New Zealand? Yes" for "Can I
+    # claim bereavement benefits?"), the question is the rule's verdict, not a fact the evidence must word
+    assert decide(trace(signals(**overrides))).rule == rule
+    assert decide(trace(signals(**overrides, follow_ups_answered=1))).action == "ANSWER"
+
+
 def test_ambiguity_asks_only_when_the_evidence_sets_no_conditions():
     vague = signals(ambiguity=1.0)
     assert decide(trace(vague)).rule == "ambiguity"

@@ -54,7 +54,8 @@ RULES: tuple[Rule, ...] = (
      "The top passages are about different things: ask which one is meant."),
     ("ambiguity", "ASK",
      lambda s, t: [_cmp("ambiguity", s.ambiguity, ">", t["amb_max"]),
-                   _cmp("conditions_read", s.n_conditions, "==", 0)],
+                   _cmp("conditions_read", s.n_conditions, "==", 0),
+                   _cmp("follow_ups_answered", s.follow_ups_answered, "==", 0)],
      "The question is underspecified and the evidence sets no conditions that would pin it down: ask what "
      "it refers to. (A passage of eligibility conditions has already resolved a vague \"Can I get this?\" to "
      "its rule; what the user has not told is then asked by the missing-variables rule.)"),
@@ -91,7 +92,8 @@ RULES: tuple[Rule, ...] = (
     ("uncovered_topics", "ABSTAIN",
      lambda s, t: [_cmp("evidence_coverage", s.evidence_coverage, "<", t["evidence_coverage_min"]),
                    _cmp("outcome_decided", float(s.condition_outcome in ("satisfied", "failed")), "==", 0),
-                   _cmp("premise_supported", s.premise_supported, "==", 0)],
+                   _cmp("premise_supported", s.premise_supported, "==", 0),
+                   _cmp("follow_ups_answered", s.follow_ups_answered, "==", 0)],
      "The evidence covers the question's entities but not what it asks about: the needed fact is not there."),
     ("answer_type", "ABSTAIN",
      lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
