@@ -327,8 +327,6 @@ def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
     ("You qualify for a Winter Fuel Payment if both the following apply:",  # ShARC train
      ["* you were born on or before 5 August 1953", "* you'll be living in the UK"], ("bullet", "all")),
 ])
-
-
 def test_a_list_is_read_by_its_lead_in_and_the_conjunction_its_items_end_with(lead_in, items, expected):
     assert variables.list_logic(lead_in, items) == expected
 
