@@ -42,6 +42,9 @@ YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
 BARE_REPLY = re.compile(r"^\s*(?:yes|yeah|yep|no|nope|correct)\b[\s,.!;:-]*", re.I)
 REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\b", re.I)
+# Who need not meet a requirement ("A partner who is too ill to work does not need to meet this
+# condition"): an exemption, which imposes nothing.
+EXEMPTION = re.compile(r"\b(?:does not|doesn't|do not|don't)\s+(?:need|have) to\b|\bneed(?:n't| not)\b|\bexempt\b", re.I)
 ELIGIBILITY = re.compile(r"\b(can|could|may|will)\s+(?:usually\s+|still\s+|only\s+)?(?:get|claim|apply|qualify|receive|"
                          r"be eligible|be entitled|take|use)\b|\b(eligible|entitled|qualify|qualifies)\b", re.I)
 CARVE_OUT = re.compile(r",?\s*\b(?:unless|except(?:\s+(?:if|when|where|for|that))?|other than|apart from)\b", re.I)
@@ -460,8 +463,8 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
         return clause, "only_if" if cue == "only if" else "if"
     if REQUIREMENT.search(sentence) or re.search(r"\beligible\b", sentence, re.I):
         sentence = without_carve_out(sentence)
-        if NEGATIVE_MAIN.search(sentence) or re.search(r"\bmust not\b", sentence, re.I):
-            return None  # prohibitions on conduct are not eligibility conditions
+        if NEGATIVE_MAIN.search(sentence) or re.search(r"\bmust not\b", sentence, re.I) or EXEMPTION.search(sentence):
+            return None  # prohibitions on conduct are not eligibility conditions, exemptions impose none
         return sentence.rstrip(" ."), "requirement"
     return None
 

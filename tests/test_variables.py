@@ -247,6 +247,19 @@ def test_unless_is_an_exception_unless_the_main_clause_refuses(sentence, expecte
     assert variables._condition_clause(sentence) == expected
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    ("A partner who is too ill or disabled to work does not need to meet this condition.", None),
+    ("Carers don't have to pay the fee.", None),
+    ("Full-time students need not register.", None),
+    ("Veterans are exempt from the 16-hour rule.", None),
+    ("You must work at least 16 hours a week.", ("You must work at least 16 hours a week", "requirement")),
+])
+def test_an_exemption_imposes_no_condition(sentence, expected):
+    """Who need not meet a requirement is no requirement: "I'm a single parent" must not fail the
+    Childcare Support Payment on its "A partner who is too ill … does not need to meet this condition"."""
+    assert variables._condition_clause(sentence) == expected
+
+
 def test_a_carve_out_is_cut_from_a_bullet_condition():
     text = "# Grant\n\nYou can get it if you:\n\n* live in Calvera, unless you are a Crown servant posted abroad\n"
     assert [c.text for c in extract_conditions(passage(text))] == ["live in Calvera"]
