@@ -188,3 +188,14 @@ def test_held_out_auroc_is_also_read_within_groups_that_hold_both_classes():
     held = held_out_aurocs(y, oof, domains, groups)
     assert held["squad"] < 0.5 and held["squad, groups with both classes"] == 1.0 and held["all"] == held["squad"]
     assert "squad, groups with both classes" not in held_out_aurocs(y, oof, domains, np.array(["a"] * 8))
+
+
+def test_a_feature_that_barely_varies_in_training_is_not_weighed():
+    """P(fact stated) is fitted on contracts and articles, where "the question is about the asker" is
+    true of 1 row in 1,000; weighed, it put every "How do I …?" at P ≈ 1 whatever the evidence said."""
+    from core.evaluation.fit_signals import MIN_VARYING_SHARE, weighable
+    rng = np.random.default_rng(0)
+    rare = np.zeros(1000)
+    rare[:int(MIN_VARYING_SHARE * 1000) - 1] = 1.0
+    X = np.column_stack([rng.random(1000), rare, np.ones(1000), np.r_[np.ones(20), np.zeros(980)]])
+    assert weighable(X).tolist() == [True, False, False, True]

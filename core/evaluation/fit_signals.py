@@ -173,12 +173,27 @@ def held_out_aurocs(y: np.ndarray, oof: np.ndarray, domains: np.ndarray, groups:
     return held_out
 
 
+# A feature that differs from its usual value in fewer than this share of the training rows cannot be
+# weighed: its coefficient rests on a handful of rows, and standardised by a tiny spread it extrapolates
+# (P(fact stated)'s "the question is about the asker", true of 1 in 1,000 contract and article rows, put
+# every "How do I …?" at P ≈ 1 whatever the evidence said).
+MIN_VARYING_SHARE = 0.01
+
+
+def weighable(X: np.ndarray) -> np.ndarray:
+    """The columns of ``X`` that differ from their median in at least ``MIN_VARYING_SHARE`` of the rows."""
+    return np.mean(X != np.median(X, axis=0), axis=0) >= MIN_VARYING_SHARE
+
+
 def fit_spec(spec: Spec, runs, folds: int = 5, seed: int = 0) -> Calibrator:
-    """Fit on every row; the held-out AUROC per domain comes from grouped cross-validation."""
+    """Fit on every row, over the features that vary there (``weighable``); the held-out AUROC per
+    domain comes from grouped cross-validation."""
     from sklearn.model_selection import GroupKFold
     X, y, domains, groups = rows(spec, runs)
     if len(set(y)) < 2:
         raise ValueError(f"{spec.name}: its training rows hold one class only")
+    kept = weighable(X)
+    X, names = X[:, kept], tuple(f for f, k in zip(spec.features, kept) if k)
     weights = _domain_weights(domains)
     oof = np.zeros(len(y))
     for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(X, y, groups):
@@ -186,7 +201,7 @@ def fit_spec(spec: Spec, runs, folds: int = 5, seed: int = 0) -> Calibrator:
     held_out = held_out_aurocs(y, oof, domains, groups)
     mean, scale, coef, intercept = _fit_logistic(X, y, weights)
     counts = ", ".join(f"{d} {int((domains == d).sum())}" for d in sorted(set(domains)))
-    return Calibrator(name=spec.name, question=spec.question, features=spec.features,
+    return Calibrator(name=spec.name, question=spec.question, features=names,
                       mean=tuple(np.round(mean, 6)), scale=tuple(np.round(scale, 6)),
                       coef=tuple(np.round(coef, 6)), intercept=round(intercept, 6),
                       trained_on=f"../shared/data/train ({counts} rows; domains weighted equally)",
