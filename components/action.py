@@ -37,7 +37,9 @@ SIGNAL_WORDS = {"confidence": "retrieval confidence", "coverage": "question term
                 "grounding_entailment": "answer entailed by its sources",
                 "grounding_contradiction": "answer contradicted by its sources",
                 "p_topic": "probability the knowledge base covers the topic", "p_fact": "probability the fact is stated",
-                "p_open": "probability a condition is still open", "referents": "documents the question could mean"}
+                "p_open": "probability a condition is still open",
+                "p_depends": "probability the answer turns on the asker's circumstances",
+                "referents": "documents the question could mean"}
 _SEED_NOTE = re.compile(r"\s*\((?:[^()]*\b(?:seed|Eq\.|§)[^()]*)\)|\s*\bseed \d+[^:.;]*[:;]")
 
 

@@ -16,7 +16,7 @@ HELP = ("One bar per comparison the gate makes, in rule priority order; the blac
 NAMES = {"confidence": "Conf", "coverage": "Coverage", "ambiguity": "Amb", "topic_spread": "Conflict (spread)",
          "nli_conflict": "NLI conflict", "score_gap": "Score gap", "incompleteness": "I(q)",
          "sufficiency": "Sufficiency", "p_topic": "P(topic covered)", "p_fact": "P(fact stated)",
-         "p_open": "P(condition open)", "referents": "Referents"}
+         "p_open": "P(condition open)", "p_depends": "P(turns on the asker)", "referents": "Referents"}
 PASS_COLOR = "#2e8b57"
 OFF_COLOR = "#b0b0b0"
 HOLDS_COLOR = "#d8c48f"  # on the rule's side, but the rule did not decide

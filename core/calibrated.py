@@ -14,7 +14,9 @@ because it was fitted on several (``scripts/fit_signals.py``, on ``../shared/dat
   domain, and the chance a condition is open given that it does, fitted on the rule texts alone. One
   model over all domains spent its weight telling the domains apart: on held-out ShARC rule trees it
   ranked open against settled at AUROC 0.70, the product at 0.768;
-- ``p_met``: every condition is met, so the answer is yes.
+- ``p_met``: every condition is met, so the answer is yes;
+- ``p_depends`` (a signal too): whether the answer turns on the asker's circumstances. Only for such a
+  question is the fact-absent judgement left to the evidence's uncovered topics (``core.gate``).
 
 Several referents are counted against the knowledge base rather than estimated from the wording
 (``referents``): on AmbigNQ the five surface heuristics of seed 002 §3.5 separate questions with
@@ -40,7 +42,7 @@ from core.types import Trace
 from core.variables import FIRST_PERSON, NO, YES, conditions_apply
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
-PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met")
+PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
 # A list item or a conditional clause: each usually states one condition of a rule.
 CONDITION_MARKER = re.compile(r"(?m)^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s|\b(?:if|unless|only if|provided that|as long as)\b",
                               re.IGNORECASE)
@@ -144,7 +146,7 @@ def features(trace: Trace) -> dict[str, float]:
     personal = float(bool(FIRST_PERSON.search(trace.query.question)))
     same_document = tuple(p.passage for p in passages if top and p.passage.doc_id == top.passage.doc_id)
     bearing = personal * float(conditions_apply(trace.query.question, same_document))
-    neutral_min = min((n.claim.neutral for n in kept), default=1.0)
+    neutral_min = min((n.verdict.neutral for n in kept), default=1.0)
     entailment_max = max((n.claim.entailment for n in kept), default=0.0)
     q_names = _names(trace.query.question)
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
@@ -165,7 +167,7 @@ def features(trace: Trace) -> dict[str, float]:
         # fact
         "sufficiency": s.sufficiency,
         "entailment_max": entailment_max,
-        "contradiction_max": max((n.claim.contradiction for n in kept), default=0.0),
+        "contradiction_max": max((n.verdict.contradiction for n in kept), default=0.0),
         "neutral_min": neutral_min,
         # A statement about the world ("Receiving Party shall not …") is settled by a sentence that
         # entails or contradicts it; a wh-question's claim ("… is some date") is neutral to most

@@ -288,11 +288,19 @@ def best_sentence(sentences: Sequence[str], hypothesis: str) -> tuple[int, NliSc
 
 def best_sentences(passages: Sequence[Sequence[str]], hypotheses: Sequence[str],
                    batch_size: int = 32) -> list[tuple[int, NliScores]]:
-    """``best_sentence`` for many (passage, hypothesis) pairs in one ``predict`` call.
+    """``best_sentence`` for many (passage, hypothesis) pairs in one ``predict`` call."""
+    return [(best, scores) for best, scores, _ in sentence_verdicts(passages, hypotheses, batch_size)]
+
+
+def sentence_verdicts(passages: Sequence[Sequence[str]], hypotheses: Sequence[str],
+                      batch_size: int = 32) -> list[tuple[int, NliScores, NliScores]]:
+    """For each (passage, hypothesis): the index and scores of the sentence that best entails the
+    hypothesis, and the scores of the one that decides it most either way (the least neutral).
 
     A condition or an answer can span two sentences, so each window of two neighbouring
     sentences is scored as well; a window's index is that of its first sentence. Ties go
-    to the earlier candidate, single sentences before windows.
+    to the earlier candidate, single sentences before windows. The decisive sentence matters
+    for a statement a passage contradicts: its best-entailing sentence may be another one.
     """
     if len(passages) != len(hypotheses):
         raise ValueError(f"best_sentences() needs one hypothesis per passage: got {len(passages)} passages "
@@ -314,5 +322,6 @@ def best_sentences(passages: Sequence[Sequence[str]], hypotheses: Sequence[str],
     for offset, starts in plans:
         own = scores[offset:offset + len(starts)]
         best = max(range(len(own)), key=lambda k: (own[k].entailment, -k))
-        results.append((starts[best], own[best]))
+        decisive = min(range(len(own)), key=lambda k: (own[k].neutral, k))
+        results.append((starts[best], own[best], own[decisive]))
     return results

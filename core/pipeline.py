@@ -171,14 +171,15 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
     premises = [nli_mod.premise_sentences(p.passage) for p in passages]
     sentence_lists = [[text for _, text in pairs] for pairs in premises]
     hypotheses = [claim.text] + list(claim.sub_claims)
-    per_hyp = [nli_mod.best_sentences(sentence_lists, [h] * len(passages)) for h in hypotheses]
+    per_hyp = [nli_mod.sentence_verdicts(sentence_lists, [h] * len(passages)) for h in hypotheses]
     results = []
     for i, p in enumerate(passages):
-        best, scores = per_hyp[0][i]
+        best, scores, decisive = per_hyp[0][i]
         subs = tuple(per_hyp[k][i][1] for k in range(1, len(hypotheses)))
         # ``best`` indexes the premise list; map it back to the passage's own sentences.
         results.append(PassageNli(passage_id=p.passage.id, claim=scores, best_sentence=premises[i][best][0],
-                                  sub_claims=subs, kept=scores.entailment >= settings["entail_keep"]))
+                                  sub_claims=subs, kept=scores.entailment >= settings["entail_keep"],
+                                  decisive=decisive))
     fallback = not any(r.kept for r in results)
     if fallback:
         results = [replace(r, kept=True) for r in results]

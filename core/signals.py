@@ -225,7 +225,7 @@ def sufficiency(claim: Claim, nli: tuple[PassageNli, ...]) -> float:
 
     A yes/no claim (polar, or a statement such as a contract hypothesis) is settled by
     evidence that contradicts it just as well — the answer is then "no" — so for those
-    the evidence's P(entailment) or P(contradiction), whichever is larger, counts.
+    the evidence's P(entailment) or P(contradiction) (of its decisive sentence), whichever is larger, counts.
     With sub-claims (comparative, conjunctive), every sub-claim must be supported by
     some passage: the weakest sub-claim's best support counts if it beats the claim's.
     """
@@ -233,7 +233,7 @@ def sufficiency(claim: Claim, nli: tuple[PassageNli, ...]) -> float:
     if not kept:
         return 0.0
     yes_no = claim.schema in ("polar", "statement")
-    best = max(max(n.claim.entailment, n.claim.contradiction) if yes_no else n.claim.entailment for n in kept)
+    best = max(max(n.claim.entailment, n.verdict.contradiction) if yes_no else n.claim.entailment for n in kept)
     if claim.sub_claims and all(n.sub_claims for n in kept):
         per_sub = [max(n.sub_claims[i].entailment for n in kept) for i in range(len(claim.sub_claims))]
         best = max(best, min(per_sub))

@@ -93,13 +93,21 @@ class PassageNli:
     """NLI of one passage against the claim (and each sub-claim).
 
     Long passages are scored sentence by sentence; ``claim`` is the aggregate
-    (the sentence with the highest entailment) and ``best_sentence`` its index.
+    (the sentence with the highest entailment) and ``best_sentence`` its index;
+    ``decisive`` is the sentence that decides the claim most either way (the least
+    neutral), which for a contradicted statement is often another sentence.
     """
     passage_id: str
     claim: NliScores
     best_sentence: int
     sub_claims: tuple[NliScores, ...] = ()
     kept: bool = False
+    decisive: NliScores | None = None
+
+    @property
+    def verdict(self) -> NliScores:
+        """The decisive sentence's scores (the best-entailing one's where none was recorded)."""
+        return self.decisive or self.claim
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,7 @@ class Signals:
     p_fact: float = 1.0  # P(the asked fact is stated in the evidence)
     p_open: float = 0.0  # P(a condition the answer depends on is still open)
     p_met: float = 0.5  # P(every condition is met: the answer is yes)
+    p_depends: float = 0.0  # P(the answer turns on the asker's circumstances: a rule, not a stated fact)
     n_referents: int = 1  # documents the question could mean and does not tell apart
     follow_ups_answered: int = 0  # follow-up questions the user has answered yes or no: a dialogue is under way
 

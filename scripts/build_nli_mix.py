@@ -12,6 +12,11 @@ Sources (all under ``../shared/data/train/`` except SNLI and the templated pairs
   contract of row ``i`` is ``i // 17`` and the split is by contract.
 - ShARC train trees (``sharc_train_trees.json``): condition/fact pairs, split by rule tree (below).
 - Perspective-shift pairs of ``nli_augment.py``: roles "The resident" and "The caller" held out.
+- Hard negatives, the kind of pair the pipeline scores (a claim against each sentence of the passages
+  retrieved for it): ContractNLI hypotheses against single evidence spans and the closest spans that
+  are not their evidence (``contract-spans``), and SQuAD 2.0 claims against the sentence holding the
+  answer and the closest ones that do not (``squad-sentences``). Both leave out what the signal
+  calibrators and the transfer table use (``core.evaluation.training``).
 
 Each pair goes to exactly one slice: ``train``, ``calib`` (temperature fitting) or ``test``
 (measurement; never fitted). Writes ``{out}/{slice}.jsonl.gz`` with ``premise``, ``hypothesis``,
@@ -181,12 +186,89 @@ def sharc_rows(path: Path) -> dict[str, list[dict]]:
     return out
 
 
+# --- Hard negatives: the sentences retrieval puts beside the right one -------------------------------
+# The pipeline scores a question's claim against each sentence of the passages retrieved for it; a
+# wrong verdict there comes from a sentence about the same thing that does not state the fact. The
+# pairs above rarely hold such a sentence (a NotMentioned hypothesis is paired with three random
+# spans), so these sources add them, ranked by the words they share with the hypothesis.
+HARD_NEGATIVES = 3
+
+
+def _closest(texts: list[str], hypothesis: str, k: int) -> list[str]:
+    from core.text import content_words
+    words = content_words(hypothesis)
+    ranked = sorted(texts, key=lambda t: -len(words & content_words(t)) / (1 + len(content_words(t))) ** 0.5)
+    return ranked[:k]
+
+
+def contract_span_rows(path: Path, excluded: set[int]) -> dict[str, list[dict]]:
+    """Each hypothesis against each of its evidence spans alone (entailment / contradiction), and against
+    the ``HARD_NEGATIVES`` spans of the same contract closest to it that are not its evidence (neutral: the
+    annotators found the hypothesis stated elsewhere or nowhere). Contracts in ``excluded`` (those of the
+    training domain the calibrators are fitted on) are left out, so the calibrators see unseen contracts."""
+    out = {"train": [], "calib": [], "test": []}
+    with path.open() as handle:
+        items = list(csv.DictReader(handle))
+    for contract in range(len(items) // CONTRACT_BLOCK):
+        if contract in excluded:
+            continue
+        block = items[contract * CONTRACT_BLOCK:(contract + 1) * CONTRACT_BLOCK]
+        spans_of = [[s.strip() for s in r["concatenated_spans"].split("\n") if s.strip()] for r in block]
+        every = list(dict.fromkeys(s for spans in spans_of for s in spans))
+        part = slice_of(str(contract), "contractnli")
+        for item, spans in zip(block, spans_of):
+            label = CONTRACT_LABELS[item["label"]]
+            own = set(spans) if label != "neutral" else set()
+            for span in own:
+                out[part].append(row(span, item["hypothesis"], label, "contract-spans"))
+            for span in _closest([s for s in every if s not in own], item["hypothesis"], HARD_NEGATIVES):
+                out[part].append(row(span, item["hypothesis"], "neutral", "contract-spans"))
+    return out
+
+
+def squad_sentence_rows(path: Path, excluded_ids: set[str], held_out_titles: set[str]) -> dict[str, list[dict]]:
+    """SQuAD 2.0 answerable questions as the pipeline's claim ("There exists a race that Beyonce's father
+    was."): the sentence holding the answer entails it; the ``HARD_NEGATIVES`` - 1 sentences of the same
+    paragraph closest to the question that do not hold the answer are neutral. Questions of the training
+    domain (``excluded_ids``) and the held-out articles are left out; the split is by paragraph."""
+    from core.claims import ClaimBuilder
+    from core.evaluation.importers import read_squad2
+    from core.text import split_sentences
+    out = {"train": [], "calib": [], "test": []}
+    builder = ClaimBuilder()
+    for item in read_squad2(path.read_text(encoding="utf-8"), str(path)):
+        if item.action != "ANSWER" or item.id in excluded_ids or item.extra["title"] in held_out_titles \
+                or not item.evidence:
+            continue
+        paragraph = item.documents[0][2]
+        part = slice_of(paragraph[:200], "squad")
+        claim = builder.run(item.question).text
+        others = [s.text for s in split_sentences(paragraph)
+                  if s.text not in item.evidence and not any(a in s.text for a in item.answers)]
+        out[part].append(row(item.evidence[0], claim, "entailment", "squad-sentences"))
+        for sentence in _closest(others, item.question, HARD_NEGATIVES - 1):
+            out[part].append(row(sentence, claim, "neutral", "squad-sentences"))
+    return out
+
+
 def perspective_rows() -> dict[str, list[dict]]:
     out = {"train": [], "calib": [], "test": []}
     for premise, hypothesis, label in generate_pairs():
         part = "test" if hypothesis.startswith(PERSPECTIVE_HELDOUT_ROLES) else "train"
         out[part].append(row(premise, hypothesis, label, "perspective"))
     return out
+
+
+def hard_negative_sources(data: Path) -> dict[str, dict[str, list[dict]]]:
+    """The two hard-negative sources, leaving out what the calibrators and the transfer table use."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from core.evaluation.training import SQUAD_HELD_OUT, contractnli_train, squad_train
+    domain_contracts = {int(i.extra["group"].removeprefix("nda")) for i in contractnli_train(data, 60).items}
+    squad_file = data / "squad2_train_first10.json"
+    titles = [str(a.get("title", "")).replace("_", " ") for a in json.loads(squad_file.read_text())["data"]]
+    return {"contract-spans": contract_span_rows(data / "contractnli_train.csv", domain_contracts),
+            "squad-sentences": squad_sentence_rows(squad_file, {i.id for i in squad_train(data).items},
+                                                   {titles[n] for n in SQUAD_HELD_OUT})}
 
 
 def main() -> None:
@@ -206,6 +288,7 @@ def main() -> None:
         "contractnli": contract_rows(args.data / "contractnli_train.csv"),
         "sharc": sharc_rows(args.data / "sharc_train_trees.json"),
         "perspective": perspective_rows(),
+        **hard_negative_sources(args.data),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     summary = {}

@@ -303,7 +303,8 @@ def test_sample_questions_get_fitting_responses(sample_pipeline, sample_question
         # and drop the one with the full date: the answer must still be right and cited.
         kept = {p.passage.id for p in t.kept_passages()}
         assert "1958" in out.text and out.citations[0].passage_id in kept
-        assert "Harlow Bridge" in out.citations[0].sentence
+        cited = out.citations[0]  # the bridge's own page, or a sentence that names it
+        assert "opened" in cited.sentence and ("Harlow Bridge" in cited.sentence or cited.title == "Harlow Bridge")
     for q in [x for x in sample_questions if x["action"] == "ABSTAIN"][:3]:
         t = sample_pipeline.analyze(make_query(q["question"], q.get("scenario", ""), q.get("history", [])))
         d = decide(t)

@@ -73,6 +73,17 @@ def test_render_passages_marks_kept_filtered_and_fallback():
     assert "fallback" in at.warning[0].value and "kept (fallback)" in html_of(at)
 
 
+def test_render_passages_shows_a_decisive_sentence_only_where_it_differs_from_the_best_supporting_one():
+    trace = rich_trace()
+    contradicted = replace(trace.nli[1], decisive=nli(0.02, 0.9))
+    agreeing = replace(trace.nli[0], decisive=nli(0.95))
+    at = AppTest.from_function(_render_passages, kwargs={
+        "trace": replace(trace, nli=(agreeing, contradicted)), "fallback": False}).run()
+    body = html_of(at)
+    assert body.count("Another sentence decides the claim more") == 1
+    assert "contradiction (P(contradiction) 0.90, P(neutral) 0.08)" in body
+
+
 # --- claim, variables, premises -------------------------------------------------------------
 
 def _render_claim_and_variables(trace):

@@ -315,7 +315,7 @@ def test_rule_lift_tells_an_informative_rule_from_a_random_one():
     rng = np.random.default_rng(3)
     gold = np.array(rng.choice([M.ANSWER, M.ABSTAIN], size=600))
     sigs = [signals(p_fact=float(0.2 if g == M.ABSTAIN and rng.random() < 0.7 else 0.9),
-                    evidence_coverage=float(rng.random())) for g in gold]
+                    evidence_coverage=float(rng.random()), p_depends=1.0) for g in gold]
     values = settings.resolve({**{f"rule_{n}": n in ("fact_absent", "uncovered_topics") for n in RULE_NAMES},
                                "fact_min": 0.5, "evidence_coverage_min": 0.5})
     rows = {r["rule"]: r for r in rule_lift(SignalTable.from_signals(sigs), gold, values)}

@@ -24,7 +24,7 @@ def test_clear_question_is_answered_by_default_rule():
     ({"sufficiency": 0.05}, "ABSTAIN", "low_sufficiency"),
     ({"answer_type_found": 0.0}, "ABSTAIN", "answer_type"),
     ({"confidence": 0.1, "coverage": 0.9}, "ABSTAIN", "low_confidence"),
-    ({"evidence_coverage": 0.5}, "ABSTAIN", "uncovered_topics"),
+    ({"evidence_coverage": 0.5, "p_depends": 1.0}, "ABSTAIN", "uncovered_topics"),
 ])
 def test_each_rule_fires_on_its_signal(overrides, action, rule):
     d = decide(trace(signals(**overrides)), {"rule_low_retrieval": True, "rule_low_confidence": True,
@@ -35,7 +35,7 @@ def test_each_rule_fires_on_its_signal(overrides, action, rule):
 
 
 @pytest.mark.parametrize("overrides, rule", [
-    ({"evidence_coverage": 0.5}, "uncovered_topics"),
+    ({"evidence_coverage": 0.5, "p_depends": 1.0}, "uncovered_topics"),
     ({"ambiguity": 1.0}, "ambiguity"),
 ])
 def test_a_dialogue_under_way_is_not_abstained_on_or_asked_what_it_means(overrides, rule):
@@ -43,6 +43,16 @@ def test_a_dialogue_under_way_is_not_abstained_on_or_asked_what_it_means(overrid
     # claim bereavement benefits?"), the question is the rule's verdict, not a fact the evidence must word
     assert decide(trace(signals(**overrides))).rule == rule
     assert decide(trace(signals(**overrides, follow_ups_answered=1))).action == "ANSWER"
+
+
+def test_uncovered_topics_judge_only_a_question_that_turns_on_the_asker():
+    # A contract hypothesis or an article question has its own calibrated P(fact stated); on ContractNLI
+    # and SQuAD train the uncovered-topics rule refused answerable items at 25 % and 14 % precision
+    uncovered = {"evidence_coverage": 0.5, "p_fact": 0.9}
+    assert decide(trace(signals(**uncovered, p_depends=0.9)), {"depends_min": 0.5}).rule == "uncovered_topics"
+    assert decide(trace(signals(**uncovered, p_depends=0.1)), {"depends_min": 0.5}).action == "ANSWER"
+    # the default judges every question ("How deep is Lake Morrow?" must not be answered with its area)
+    assert decide(trace(signals(**uncovered, p_depends=0.1))).rule == "uncovered_topics"
 
 
 def test_ambiguity_asks_only_when_the_evidence_sets_no_conditions():
