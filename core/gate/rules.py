@@ -96,8 +96,8 @@ RULES: tuple[Rule, ...] = (
                    _cmp("follow_ups_answered", s.follow_ups_answered, "==", 0),
                    _cmp("p_depends", s.p_depends, ">=", t["depends_min"])],
      "The evidence covers the question's entities but not what it asks about: the needed fact is not there. "
-     "(It judges only a question whose answer turns on the asker's circumstances, for which P(fact stated) "
-     "is the rule's; for any other, the calibrated P(fact stated) decides.)"),
+     "(With depends_min above 0 it judges only a question whose answer turns on the asker's circumstances, for "
+     "which P(fact stated) is the rule's, and leaves any other to the calibrated P(fact stated).)"),
     ("answer_type", "ABSTAIN",
      lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
                    _cmp("premise_supported", s.premise_supported, "==", 0)],
