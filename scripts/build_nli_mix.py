@@ -38,6 +38,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the hard negatives read core's claims and training sets
 from nli_augment import generate_pairs  # noqa: E402
 
 TRAIN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "train"
@@ -197,8 +198,11 @@ HARD_NEGATIVES = 3
 def _closest(texts: list[str], hypothesis: str, k: int) -> list[str]:
     from core.text import content_words
     words = content_words(hypothesis)
-    ranked = sorted(texts, key=lambda t: -len(words & content_words(t)) / (1 + len(content_words(t))) ** 0.5)
-    return ranked[:k]
+
+    def shared(text: str) -> float:
+        own = content_words(text)
+        return len(words & own) / (1 + len(own)) ** 0.5
+    return sorted(texts, key=lambda t: -shared(t))[:k]
 
 
 def contract_span_rows(path: Path, excluded: set[int]) -> dict[str, list[dict]]:
@@ -218,7 +222,7 @@ def contract_span_rows(path: Path, excluded: set[int]) -> dict[str, list[dict]]:
         part = slice_of(str(contract), "contractnli")
         for item, spans in zip(block, spans_of):
             label = CONTRACT_LABELS[item["label"]]
-            own = set(spans) if label != "neutral" else set()
+            own = list(dict.fromkeys(spans)) if label != "neutral" else []  # file order: the mix is reproducible
             for span in own:
                 out[part].append(row(span, item["hypothesis"], label, "contract-spans"))
             for span in _closest([s for s in every if s not in own], item["hypothesis"], HARD_NEGATIVES):
@@ -261,14 +265,13 @@ def perspective_rows() -> dict[str, list[dict]]:
 
 def hard_negative_sources(data: Path) -> dict[str, dict[str, list[dict]]]:
     """The two hard-negative sources, leaving out what the calibrators and the transfer table use."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from core.evaluation.training import SQUAD_HELD_OUT, contractnli_train, squad_train
-    domain_contracts = {int(i.extra["group"].removeprefix("nda")) for i in contractnli_train(data, 60).items}
-    squad_file = data / "squad2_train_first10.json"
-    titles = [str(a.get("title", "")).replace("_", " ") for a in json.loads(squad_file.read_text())["data"]]
+    from core.evaluation.training import squad_train, training_sets
+    fitted = training_sets(data)
+    domain_contracts = {int(i.extra["group"].removeprefix("nda")) for i in fitted["contractnli"].items}
+    held_out_titles = {i.extra["title"] for i in squad_train(data, held_out=True).items}
     return {"contract-spans": contract_span_rows(data / "contractnli_train.csv", domain_contracts),
-            "squad-sentences": squad_sentence_rows(squad_file, {i.id for i in squad_train(data).items},
-                                                   {titles[n] for n in SQUAD_HELD_OUT})}
+            "squad-sentences": squad_sentence_rows(data / "squad2_train_first10.json",
+                                                   {i.id for i in fitted["squad"].items}, held_out_titles)}
 
 
 def main() -> None:
