@@ -15,8 +15,8 @@ because it was fitted on several (``scripts/fit_signals.py``, on ``../shared/dat
   model over all domains spent its weight telling the domains apart: on held-out ShARC rule trees it
   ranked open against settled at AUROC 0.70, the product at 0.768;
 - ``p_met``: every condition is met, so the answer is yes;
-- ``p_depends`` (a signal too): whether the answer turns on the asker's circumstances. Only for such a
-  question is the fact-absent judgement left to the evidence's uncovered topics (``core.gate``).
+- ``p_depends`` (a signal too): whether the answer turns on the asker's circumstances. With the gate's
+  ``depends_min`` above 0, only such a question is judged by the evidence's uncovered topics.
 
 Several referents are counted against the knowledge base rather than estimated from the wording
 (``referents``): on AmbigNQ the five surface heuristics of seed 002 §3.5 separate questions with
