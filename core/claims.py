@@ -9,6 +9,7 @@ parse; deterministic.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from core import models, voice
@@ -51,6 +52,30 @@ MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage"
                          "deposit", "charge", "credit", "loan", "support", "help", "budget", "revenue", "profit"})
 
 
+# A wh-question after a clause that sets its scene ("Once the NDA is terminated, how long do sections
+# 1-6 keep applying?") or after a remark ("I'm reading about X - what year was she born?").
+LEADING_CLAUSE = re.compile(r"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:" + "|".join(sorted(WH_WORDS)) +
+                            r")\b[^?]*\?)\s*$", re.IGNORECASE)
+# Words that open a subordinate clause: its scene stays in the claim ("… once the NDA is terminated").
+SUBORDINATE = frozenset("after before once when whenever if since until unless while during in on at for by "
+                        "from under within".split())
+
+
+def wh_question_first(text: str) -> str:
+    """The question with its wh-part first: a scene-setting clause moves after it, a remark before a
+    dash is dropped (the claim is about what is asked; the remark stays in the question)."""
+    m = LEADING_CLAUSE.match(text)
+    if not m:
+        return text
+    lead, question = m.group("lead").strip(), m.group("question")
+    question = question[0].upper() + question[1:]
+    if m.group("sep") != ",":
+        return question
+    if lead.split()[0].lower() not in SUBORDINATE:
+        return text  # "Yes, what is the fee?": no scene to keep or drop
+    return f"{question[:-1].rstrip()} {lead[0].lower()}{lead[1:]}?"
+
+
 @dataclass(frozen=True)
 class ClaimBuilder:
     """Build the claim (and sub-claims) for a question; stateless, so one instance serves all."""
@@ -59,6 +84,7 @@ class ClaimBuilder:
         text = " ".join(question.split())
         if not text:
             raise ValueError("the question is empty")
+        text = wh_question_first(text)
         doc = models.parse([text])[0]
         questions = [s for s in doc.sents if s.text.rstrip().endswith("?")]
         if len(list(doc.sents)) > 1 and questions:

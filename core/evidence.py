@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from core import models
+from core.claims import MEASURE_NOUNS
 from core.text import sentence_kind, split_sentences
 from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         RetrievedPassage, Sentence)
@@ -246,6 +247,23 @@ KIND_SYNONYMS = {
     "age": {"age", "old", "born"}, "number": set(),
 }
 GENERIC_KIND = frozenset({"number", "amount", "kind", "type", "sort", "year", "date", "time", "day", "one"})
+# "How deep is X?" is answered by a sentence that says how deep ("is 30 metres deep", "a depth of 30
+# metres") in a unit of length: "It covers 48 square kilometres" states an area, and "40 kilometres
+# downstream of X" a distance from it, neither its depth.
+MEASURE_WORDS = {
+    "depth": {"deep", "depth"}, "height": {"tall", "high", "height", "rise", "elevation", "altitude"},
+    "length": {"long", "length"}, "width": {"wide", "width", "broad", "breadth", "across"},
+    "distance": {"far", "distance", "away", "downstream", "upstream"}, "weight": {"heavy", "weigh", "weight", "mass"},
+    "size": {"big", "large", "size", "area", "cover", "measure", "long", "wide"},
+}
+UNIT_DIMENSIONS = (  # the unit's dimension, read from the value's words; checked in this order
+    ("area", re.compile(r"\bsquare\b|\bsq\b|\bhectares?\b|\bacres?\b|²", re.I)),
+    ("volume", re.compile(r"\bcubic\b|\blit(?:re|er)s?\b|\bgallons?\b|³", re.I)),
+    ("mass", re.compile(r"\b(?:kg|kilo(?:gram(?:me)?)?s?|gram(?:me)?s?|tonnes?|tons?|lbs?)\b", re.I)),
+    ("length", re.compile(r"\b(?:k?m|cm|mm|ft|(?:kilo|centi|milli)?met(?:re|er)s?|miles?|feet|foot|yards?|inch(?:es)?)\b", re.I)),
+)
+MEASURE_DIMENSIONS = {"depth": {"length"}, "height": {"length"}, "length": {"length"}, "width": {"length"},
+                      "distance": {"length"}, "weight": {"mass"}, "size": {"area", "length", "volume"}}
 
 
 @dataclass(frozen=True)
@@ -271,6 +289,23 @@ def _kind_noun(question) -> str:
         if t.pos_ == "NOUN" and t.lemma_.lower() in KIND_SYNONYMS and t.lemma_.lower() not in GENERIC_KIND:
             return t.lemma_.lower()
     return ""
+
+
+def _asked_measure(question: str) -> str:
+    """The measurement "How tall / deep / far … is X?" asks for ("height", "depth"), or ""."""
+    m = re.match(r"\s*how\s+(\w+)\s+(?:is|are|was|were)\b", question, re.I)
+    noun = MEASURE_NOUNS.get(m.group(1).lower(), "") if m else ""
+    return "" if noun == "age" else noun
+
+
+def _unit_fits(ent, measure: str) -> bool:
+    """The value's unit (if it names one) measures what is asked: a depth in metres, not in square
+    kilometres."""
+    if not measure:
+        return True
+    text = ent.text + " " + ent.doc[ent.end:ent.end + 2].text
+    dimension = next((d for d, unit in UNIT_DIMENSIONS if unit.search(text)), "")
+    return not dimension or dimension in MEASURE_DIMENSIONS[measure]
 
 
 def answer_value(question: str, answer_type: str, sentences: Sequence[str],
@@ -301,6 +336,9 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     kind = _kind_noun(q_doc)
     kind = "" if _stem(kind) in COUNTED_ANY else kind  # "How many times": any noun counts occurrences
     kind_stems = {_stem(w) for w in KIND_SYNONYMS.get(kind, {kind})} if kind else set()
+    measure = _asked_measure(question) if answer_type == "MEASURE" else ""
+    if measure:
+        kind_stems = {_stem(w) for w in MEASURE_WORDS[measure]}
     relation = {_stem(t.lemma_) for t in q_doc if _content(t) and _stem(t.text) not in names} - kind_stems
     counted, named = _counted_noun(q_doc)
     if answer_type == "NUMBER" and counted in TIME_UNITS:
@@ -316,7 +354,8 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
         values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
                   and _plain(e.text) not in question_low
-                  and not _only_names(e, names) and (not counted or _counts(e, counted, named))]
+                  and not _only_names(e, names) and (not counted or _counts(e, counted, named))
+                  and _unit_fits(e, measure)]
         if not values:
             continue
         anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]

@@ -205,9 +205,8 @@ def _answer_evidence(retrieval, claim, nli: NliResult, question: str,
     return (frozenset({found.label}),) if found else ()
 
 
-def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
-               settings: Mapping[str, Any]) -> VariableState:
-    return VariableStage(**settings).run(query, _condition_sources(kb, retrieval[0], nli.nli),
+def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, settings: Mapping[str, Any]) -> VariableState:
+    return VariableStage(**settings).run(query, _condition_sources(kb, retrieval[0]),
                                          personal=_about_the_asker(query, claim[0]))
 
 
@@ -275,7 +274,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("claim", ("question", "claim_generator"), (), _claim),
     Stage("nli", ("retrieval", "claim"), _reads("nli"), _nli),
     Stage("answer_evidence", ("retrieval", "claim", "nli", "question"), (), _answer_evidence),
-    Stage("variables", ("kb", "query", "retrieval", "claim", "nli"), _reads("variables"), _variables),
+    Stage("variables", ("kb", "query", "retrieval", "claim"), _reads("variables"), _variables),
     Stage("kg", ("kb", "question", "retrieval", "nli", "variables"), _reads("kg"), _kg),
     Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer_evidence", "variables",
                       "kg"), _reads("signals"), _signals),
@@ -343,12 +342,14 @@ def _generator_used(configured: str, stepback, claim_rewrite, abduction, premise
     return configured
 
 
-def _condition_sources(kb: KnowledgeBase, passages, results) -> tuple[Passage, ...]:
-    """The best kept passage, then the rest of its document: conditions often sit in another chunk."""
-    kept = _kept(passages, results)
-    if not kept:
+def _condition_sources(kb: KnowledgeBase, passages) -> tuple[Passage, ...]:
+    """The best-matching passage, then the rest of its document: conditions often sit in another chunk.
+    Retrieval picks the document, not the NLI filter: a rule text seldom entails "I get statutory
+    redundancy pay", and the passage that entailed it best was another benefit's (Statutory Sick Pay's
+    "are classed as an employee"), whose conditions were then asked about."""
+    if not passages:
         return ()
-    top = kept[0].passage
+    top = passages[0].passage
     rest = [p for p in kb.passages if p.doc_id == top.doc_id and p.id != top.id]
     return (top, *rest)
 

@@ -627,6 +627,10 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
     for fact in facts:
         readings = _fact_readings(fact, reference_year)
         for fact_q, fact_iv in readings:
+            if fact_q.kind == "money" and cond_q.kind == "money" and cond_q.unit == f"{fact_q.unit}/year":
+                # "I earn about £40,000" against "earn less than £100,000 a year": earnings stated without
+                # a period are yearly ones (against "£113 a week" the period stays unknown: not comparable)
+                fact_q = _replace(fact_q, unit=cond_q.unit)
             if _compat_key(fact_q) != key:
                 continue
             if fact_q.kind == "age":

@@ -57,6 +57,11 @@ class VariableStage:
     condition_contradict: float = 0.6
     max_conditions: int = 6
     history_match: float = 0.55  # cosine above which an answered follow-up speaks to its closest condition
+    # Below it, a follow-up still speaks to the condition that holds most of its words ("do you have a high
+    # school diploma?" of "You have a High School Diploma (or equivalent) - or 12 hours of college credit",
+    # cosine 0.53): at least this share of them, with a cosine of at least ``history_floor``.
+    history_word_share: float = 0.6
+    history_floor: float = 0.3
     condition_topic_share: float = 0.5
 
     def run(self, query: Query, passages: tuple[Passage, ...], personal: bool | None = None) -> VariableState:
@@ -137,6 +142,11 @@ class VariableStage:
         k_c = max(related, key=lambda k: max(negated[k].entailment, direct[k].contradiction))
         against = max(negated[k_c].entailment, direct[k_c].contradiction)
         if direct[k_e].entailment >= self.condition_entail and direct[k_e].entailment > negated[k_e].entailment:
+            if bounded(cond.text):
+                # No fact states a quantity to compare with the bound (arithmetic came first), and the NLI
+                # model does no arithmetic: "I'm an employee, my daughter is 6" entailed "I have worked for
+                # my employer for at least 1 year" at 0.90.
+                return replace(cond, status="missing", scores=direct[k_e], method="nli (a bound needs a stated quantity)")
             status, k = "established", k_e
         elif against >= self.condition_contradict and against > direct[k_c].entailment:
             status, k = "contradicted", k_c
@@ -149,19 +159,25 @@ class VariableStage:
         twice keeps the closer question): "Do you live in England? No" settles "you live in England",
         not also "you live in Scotland or Wales" beside it. On ShARC train (824 dialogues; bench
         ``bench_conditions.py``), matching each condition to its closest question instead let one answer
-        settle several conditions: precision 0.910, recall 0.821 at 0.6 against 0.915, 0.835 here."""
+        settle several conditions: precision 0.910, recall 0.821 at 0.6 against 0.915, 0.835 here. A
+        follow-up below ``history_match`` that holds most of a condition's words speaks to it: recall
+        0.841 → 0.888 of the answered questions whose condition was read, precision 0.899 → 0.884."""
         questions = [q for q, _ in query.history]
         vectors = models.embed([c.text for c in conditions] + questions)
         sims = vectors[: len(conditions)] @ vectors[len(conditions):].T
+        condition_stems = [_stems(c.text) for c in conditions]
         closest: dict[int, tuple[int, str]] = {}  # condition -> (question, status)
         for j, (question, answer) in enumerate(query.history):
             polarity = ("" if UNSURE.search(answer) else "established" if YES.match(answer)
                         else "contradicted" if NO.match(answer) else "")
             i = int(np.argmax(sims[:, j]))
+            speaks = sims[i, j] >= self.history_match
+            if not speaks:
+                i, speaks = self._by_words(question, condition_stems, sims[:, j])
             if polarity and asks_the_positive(question, conditions[i].text):
                 # "Will you submit it within 15 minutes?" "Yes" denies "you don't submit it within 15 minutes"
                 polarity = "contradicted" if polarity == "established" else "established"
-            if polarity and sims[i, j] >= self.history_match and (i not in closest or sims[i, j] > sims[i, closest[i][0]]):
+            if polarity and speaks and (i not in closest or sims[i, j] > sims[i, closest[i][0]]):
                 closest[i] = (j, polarity)
         out: list[Condition | None] = [None] * len(conditions)
         for i, (j, polarity) in closest.items():
@@ -169,6 +185,16 @@ class VariableStage:
                              support=f"{questions[j]} {query.history[j][1]}",
                              method=f"history (similarity {sims[i, j]:.2f})")
         return out
+
+    def _by_words(self, question: str, condition_stems: list[set[str]], sims: np.ndarray) -> tuple[int, bool]:
+        """The condition holding the largest share of the follow-up's content words, and whether that
+        share and its cosine are enough for the follow-up to speak to it."""
+        asked = _stems(question) - GENERIC_ASK
+        if not asked:
+            return 0, False
+        shares = [len(asked & stems) / len(asked) for stems in condition_stems]
+        k = max(range(len(shares)), key=lambda c: (shares[c], sims[c]))
+        return k, shares[k] >= self.history_word_share and sims[k] >= self.history_floor
 
 
 STOP = frozenset("meet conditions condition following".split())
@@ -231,6 +257,11 @@ def denial(fact: str, condition: str) -> str:
     return min(shared) if shared else ""
 
 
+def bounded(condition: str) -> bool:
+    """The condition bounds a quantity ("at least 1 year", "under £16,000", "aged 66 or over")."""
+    return any(q.relation != "==" for q in quantities.extract(condition))
+
+
 def restates(fact: str, condition: str) -> bool:
     """The fact says every content word of the condition, or of one of its "or" alternatives
     ("I own my house" for "own your home or rent it from a private landlord"), with no negation
@@ -278,8 +309,9 @@ def _flip(status: str, cond: Condition) -> str:
 
 
 def _fact_sentences(query: Query) -> tuple[str, ...]:
-    """The user's statements split into sentences (NLI was trained on sentence pairs)."""
-    out: list[str] = []
+    """The user's statements split into sentences (NLI was trained on sentence pairs): the scenario's,
+    the question's own ("I'm 71. Can I get a bus pass?") and the replies to follow-ups."""
+    out: list[str] = [s.text for s in split_sentences(query.question.strip()) if not s.text.rstrip().endswith("?")]
     if query.scenario.strip():
         out += [s.text for s in split_sentences(query.scenario.strip())]
     for question, answer in query.history:

@@ -25,6 +25,12 @@ def build():
     ("Did the bridge open in 1958?", "polar", "The bridge opened in 1958.", ""),
     ("Does the fund cover rent?", "polar", "The fund covers rent.", ""),
     ("Is my child eligible for VA-financed health care?", "polar", "My child is eligible for VA-financed health care.", ""),
+    # a wh-question after a clause that sets its scene, or after a remark (train KB and blind-set phrasing)
+    ("once the cyber mutual assistance NDA is terminated, how long do sections 1-6 keep applying?", "existential",
+     "There exists a duration such that sections 1-6 keep applying once the cyber mutual assistance NDA is "
+     "terminated.", "DURATION"),
+    ("I'm reading about a Calveran woman who studied in Varnholm - what year was she born?", "existential",
+     "There exists a year that she was born.", "DATE"),
     ("Receiving Party shall destroy all Confidential Information upon termination.", "statement",
      "Receiving Party shall destroy all Confidential Information upon termination.", ""),
 ])

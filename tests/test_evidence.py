@@ -177,6 +177,21 @@ def test_no_value_of_the_asked_kind_means_no_answer_found(question, answer_type,
     assert answer_value(question, answer_type, sentences, [title] * len(sentences)) is None
 
 
+@pytest.mark.parametrize("question, value", [
+    ("How deep is Lake Morrow?", None),  # the page gives an area and a length, no depth
+    ("How long is Lake Morrow?", "14 kilometres"),  # a length, not the area beside it
+    ("How big is Lake Morrow?", "48 square kilometres"),
+    ("How far is Varnholm from Lake Morrow?", "about 40 kilometres"),
+])
+def test_a_measurement_is_answered_by_a_value_of_its_kind(question, value):
+    """Lake Morrow's page and Varnholm's: "It covers 48 square kilometres and is 14 kilometres long",
+    "about 40 kilometres downstream of Lake Morrow". A depth is neither an area nor a distance."""
+    lake, lake_title = doc_sentences("encyclopedia/lake_morrow.md")
+    city, city_title = doc_sentences("encyclopedia/varnholm.md")
+    found = answer_value(question, "MEASURE", lake + city, [lake_title] * len(lake) + [city_title] * len(city))
+    assert (found.value if found else None) == value
+
+
 def test_another_entitys_number_is_not_the_answer():
     sentences = ["Harlow has a population of 21,000.", "Tessby is a fishing town on the east coast."]
     assert answer_value("What is the population of Tessby?", "NUMBER", sentences, ["Harlow", "Tessby"]) is None

@@ -163,6 +163,9 @@ def test_issue_example_service_of_fourteen_months_is_contradicted():
     ("The applicant is over 65.", ["I live in Fife.", "I turned 70 in May."], "established"),
     ("have lived in Calvera for at least 3 years", ["I've been here for 5 years."], "established"),
     ("earn at least £113 a week", ["I get £90 a week from my part-time job."], "contradicted"),
+    # earnings stated without a period are yearly against a yearly limit (a blind-set scenario's phrasing)
+    ("earn less than £100,000 a year", ["I work 30 hours a week and earn about £40,000."], "established"),
+    ("earn less than £100,000 a year", ["I earn £120,000."], "contradicted"),
 ])
 def test_check_status(condition, facts, status):
     result = check(condition, facts, reference_year=YEAR)

@@ -166,6 +166,33 @@ def test_one_answered_follow_up_settles_only_the_condition_it_asks_about(monkeyp
     assert state.outcome == "undetermined"
 
 
+def test_a_statement_in_the_question_is_a_fact(monkeypatch):
+    """"I'm 71. Can I get the Winter Fuel Payment?": the age is said in the question, not the scenario."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    state = VariableStage().run(Query("I'm 71. Can I get the Winter Fuel Payment?"), (passage(POLICY),))
+    age = next(c for c in state.conditions if "66" in c.text)
+    assert age.status == "established" and age.method.startswith("numeric") and age.support == "I'm 71."
+
+
+def test_a_follow_up_holding_most_of_a_conditions_words_speaks_to_it(monkeypatch):
+    """Real embedder, a ShARC train rule (training data): "do you have a high school diploma?" is only
+    at cosine 0.53 from "You have a High School Diploma (or equivalent) - or 12 hours of college credit",
+    below ``history_match``, yet every content word it asks about is in that condition. A question that
+    shares no such word with any condition still settles nothing."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = ("You may be an eligible Veteran if:\n\n* You have an Honorable Discharge, and\n"
+            "* You have a High School Diploma (or equivalent) - or 12 hours of college credit, and\n"
+            "* You meet the requirements under one of the four categories, listed on the Department of "
+            "Veterans Affairs (VA) Montgomery GI Bill Active Duty page\n")
+    history = (("Do you have an honorable discharge?", "Yes"), ("do you have a high school diploma?", "Yes"))
+    state = VariableStage().run(Query("May I be an eligible Veteran?", history=history), (passage(text),))
+    diploma = next(c for c in state.conditions if "Diploma" in c.text)
+    assert diploma.status == "established" and diploma.method.startswith("history")
+    state = VariableStage().run(Query("May I be an eligible Veteran?", history=(("Are you over 65?", "Yes"),)),
+                                (passage(text),))
+    assert all(c.status == "missing" for c in state.conditions)
+
+
 def test_real_nli_establishes_a_condition_in_the_users_voice(nli_model):
     query = Query("Can I get the Winter Fuel Payment?", scenario="I live in a care home in Harlow.")
     state = VariableStage().run(query, (passage(POLICY),))
@@ -209,6 +236,19 @@ def test_moved_here_18_months_ago_fails_at_least_3_years(nli_model):
     lived = by_text(state, "at least 3 years")
     assert lived.status == "contradicted" and "18 months" in lived.method
     assert state.outcome == "failed"
+
+
+def test_a_bound_is_not_established_by_nli_without_a_stated_quantity(nli_model):
+    """Real NLI: v3 entails "I have worked for my employer for at least 1 year" from a scenario that
+    says nothing of how long (0.90). A bound is settled by arithmetic on a stated quantity or stays open."""
+    state = read("parental_leave.md", "Can I take unpaid parental leave?",
+                 "I'm an employee, my daughter is 6 and I'm on her birth certificate.")
+    worked = by_text(state, "at least 1 year")
+    assert worked.status == "missing", worked.method
+    assert by_text(state, "are an employee").status == "established"
+    state = read("parental_leave.md", "Can I take unpaid parental leave?",
+                 "I'm an employee and I've worked for my employer for 3 years.")
+    assert by_text(state, "at least 1 year").status == "established"
 
 
 def test_a_landlord_who_isnt_a_relative_does_not_trip_the_close_relative_rule(nli_model):
