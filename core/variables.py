@@ -352,14 +352,23 @@ def extract_conditions(passage: Passage) -> list[Condition]:
     sentences = [straight_quotes(s.text.strip()) for s in passage.sentences] or [straight_quotes(passage.text)]
     conditions: list[Condition] = []
     lead_in: str | None = None
-    loose_list = False  # bullets right under a heading, or under a lead-in without a condition cue
+    loose_list = ""  # the heading or cue-less lead-in ("… because:") that bullets sit right under
     listed: list[tuple[str, str]] = []  # (item as written, lead-in) of the list being read
+    loose: list[str] = []  # predicate-like items of a loose list, as written
 
     def close_list() -> None:
         if listed:
             kind, group = list_logic(listed[0][1], [raw for raw, _ in listed])
             conditions.extend(_condition(_list_item(raw), kind, passage.id, group, lead) for raw, lead in listed)
             listed.clear()
+        if loose:
+            # A heading's items are a rule's requirements unless they end in "or"; under a lead-in that
+            # names no condition ("Your payments can go up because:") nothing says which, unless they do.
+            kind, group = list_logic("" if loose_list.startswith("#") else loose_list, loose)
+            if group == "unclear" and loose_list.startswith("#"):
+                group = "all"
+            conditions.extend(_condition(_list_item(raw), "bullet", passage.id, group) for raw in loose)
+            loose.clear()
 
     for text in sentences:
         if LIST_MARKER.match(text):
@@ -371,12 +380,12 @@ def extract_conditions(passage: Passage) -> list[Condition]:
             elif loose_list and _predicate_like(item):
                 # "### Parenting Payment / * have income under the limits": a rule's items read as
                 # conditions when they are predicates ("* Income Support" is not one)
-                conditions.append(_condition(item, "bullet", passage.id, "all"))
+                loose.append(text)
             continue
         close_list()
         lead_in = text if text.rstrip().endswith(":") and (LEAD_IN_CUE.search(text) or EXCEPTION_CUE.search(text)) \
             else None
-        loose_list = text.startswith("#") or text.rstrip().endswith(":")
+        loose_list = text if text.startswith("#") or text.rstrip().endswith(":") else ""
         if lead_in is not None or text.startswith("#"):
             continue
         inline = INLINE_LIST.search(text)

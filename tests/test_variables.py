@@ -334,6 +334,21 @@ def test_a_list_under_a_heading_and_an_inline_list_are_conditions():
     assert [c.text for c in inline] == ["meet SBA size standards", "be for-profit", "be able to demonstrate repayment"]
 
 
+def test_a_loose_list_is_read_by_the_conjunction_its_items_end_with():
+    """ShARC train rules (training data): items ending in "OR" under a lead-in that names no condition
+    are alternatives; under "… because:" nothing says which (unclear); a heading's items stay requirements."""
+    clothing = extract_conditions(passage(
+        "Clothing Allowance is an annual sum of money paid to any Veteran who, because of a service-connected "
+        "disability:\n\n* Wears or uses a prosthetic or orthopedic appliance which tends to wear or tear clothing, OR\n"
+        "* Uses medication, which a physician has prescribed for a skin condition\n"))
+    assert [c.group for c in clothing] == ["any", "any"]
+    payments = extract_conditions(passage("Your payments can go up because:\n\n* your income goes down by more than "
+                                          "£2,500\n* your benefits stop or go down\n* you have a child\n"))
+    assert [c.group for c in payments] == ["unclear"] * 3
+    headed = extract_conditions(passage("### Parenting Payment\n\n* have income under the limits\n* meet residence rules\n"))
+    assert [c.group for c in headed] == ["all", "all"]
+
+
 def test_a_negation_denies_its_predicate_not_every_noun_after_it():
     assert variables.denial("I've never owned a property.", "the property is in Calvera and you plan to live in it") == ""
 
