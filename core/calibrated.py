@@ -52,23 +52,36 @@ LIST_COMMA = re.compile(r",\s+(?!and\b|or\b|but\b|which\b|who\b|for example|incl
 CONDITIONAL = re.compile(r"\b(?:if|unless|only if|provided that|as long as|except)\b", re.IGNORECASE)
 
 
-def referents(question_terms: set[str], passages) -> tuple[str, ...]:
+# "the grant", "this agreement", "the Orrin agreement": a thing referred to by a common noun (lower case:
+# a name is a title), after any names that qualify it
+DEFINITE = re.compile(r"\b(?:the|this|that)\s+(?:[A-Z][\w'-]*\s+)*([a-z][a-z'-]*)")
+
+
+def referents(question: str, passages) -> tuple[str, ...]:
     """The things the question could mean: the titles of the documents whose best passage scores
-    within ``TOP_CLOSE`` of the top one (documents that share a title — the paragraphs of one
-    article — are one thing; an untitled document is its own), unless the question names one of
-    them by a title word the others lack ("the Harlow Bridge" picks the bridge's article over the
-    town's; a question naming several is resolved to the first it names). Each is given by its
-    title (or document id). Several referents that the question cannot tell apart ("the agreement"
-    with two NDAs) are what a clarification resolves."""
+    within ``TOP_CLOSE`` of the top one, and of those further down that a question naming nothing refers
+    to by a common noun the top document's title shares ("the grant", retrieved with the School Uniform
+    Grant first and the Home Insulation Grant and the Small Business Start-up Grant below it) — documents
+    that share a title (the paragraphs of one article) are one thing; an untitled document is its own —
+    unless the question names one of them by a title word the others lack ("the Harlow Bridge" picks
+    the bridge's article over the town's; a question naming several is resolved to the first it
+    names). Each is given by its title (or document id). Several referents that the question cannot
+    tell apart ("the agreement" with two NDAs) are what a clarification resolves."""
     if not passages:
         return ()
+    question_terms = set(tokenize(question))
     best = passages[0].fused
+    kinds: set[str] = set()
+    if not _names(question):  # a name ("the Orrin Robotics agreement") is what retrieval told them apart by
+        kinds = {t for m in DEFINITE.finditer(straight_quotes(question)) for t in tokenize(m.group(1))}
+        kinds &= set(tokenize(passages[0].passage.title))
     shown: dict[str, str] = {}  # referent key → its title as written
     titles: dict[str, set[str]] = {}
     for p in passages:
         key = " ".join(tokenize(p.passage.title)) or p.passage.doc_id
-        if best - p.fused <= TOP_CLOSE and key not in titles:
-            titles[key] = set(tokenize(p.passage.title))
+        words = set(tokenize(p.passage.title))
+        if (best - p.fused <= TOP_CLOSE or kinds & words) and key not in titles:
+            titles[key] = words
             shown[key] = p.passage.title or p.passage.doc_id
     named = [k for k, words in titles.items()
              if question_terms & (words - set().union(*(w for o, w in titles.items() if o != k)))]
@@ -93,6 +106,20 @@ def unaddressed(trace: Trace, share: float = 0.5) -> int:
         if condition.status == "missing" and not any(len(words & t) >= share * len(words) for t in said_terms if words):
             count += 1
     return count
+
+
+def unsaid_share(trace: Trace) -> float:
+    """Mean over the conditions of the share of their content words that nothing in the dialogue says
+    (question, scenario, follow-ups and replies): a follow-up asks about a condition in its words, so a
+    condition whose words are still unsaid is probably still open, however the reader matched it
+    ("Are you a female Vietnam Veteran?" leaves "with a child who has a birth defect" unsaid)."""
+    conditions = trace.variables.conditions
+    if not conditions:
+        return 0.0
+    query = trace.query
+    said = set(tokenize(" ".join([query.question, query.scenario, *(f"{q} {a}" for q, a in query.history)])))
+    shares = [len(words - said) / len(words) for c in conditions if (words := set(tokenize(c.text)))]
+    return sum(shares) / len(shares) if shares else 0.0
 
 
 def rule_points(text: str) -> int:
@@ -203,6 +230,10 @@ def features(trace: Trace) -> dict[str, float]:
         "yes_in_any_group": float(any(c.group == "any" for c in conditions) and any(a.startswith("yes") for a in answers)),
         "unasked": float(min(max(len(conditions) - len(answers), 0), 6)),
         "unaddressed": float(min(unaddressed(trace), 6)),
+        "unsaid_share": unsaid_share(trace),
+        # an unclear list with one item met and another not is decided under either reading (all of
+        # them needed: failed; any one enough: met), though the reader cannot say which
+        "unclear_decided": float({"established", "contradicted"} <= {c.status for c in conditions if c.group == "unclear"}),
         # read from the best passage's text itself, whatever the condition reader made of it; a
         # passage's conditions bear on a question about the asker ("Can I …", not "What does clause
         # 4 say?") and about what the passage's document is about ("Can my landlord evict me?" is
@@ -216,7 +247,7 @@ def features(trace: Trace) -> dict[str, float]:
         "ambiguity": s.ambiguity,
         **{f"amb_{k}": v for k, v in sorted(s.ambiguity_heuristics.items())},
         "competing_documents": float(min(len({p.passage.doc_id for p in close}), 4)),
-        "referents": float(min(len(referents(q_terms, passages)), 4)),
+        "referents": float(min(len(referents(trace.query.question, passages)), 4)),
         "topic_spread": s.topic_spread,
         "score_gap": s.score_gap,
     }
