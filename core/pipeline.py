@@ -205,8 +205,9 @@ def _answer_evidence(retrieval, claim, nli: NliResult, question: str,
     return (frozenset({found.label}),) if found else ()
 
 
-def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, settings: Mapping[str, Any]) -> VariableState:
-    return VariableStage(**settings).run(query, _condition_sources(kb, retrieval[0]),
+def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
+               settings: Mapping[str, Any]) -> VariableState:
+    return VariableStage(**settings).run(query, _condition_sources(kb, retrieval[0], nli.nli),
                                          personal=_about_the_asker(query, claim[0]))
 
 
@@ -274,7 +275,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("claim", ("question", "claim_generator"), (), _claim),
     Stage("nli", ("retrieval", "claim"), _reads("nli"), _nli),
     Stage("answer_evidence", ("retrieval", "claim", "nli", "question"), (), _answer_evidence),
-    Stage("variables", ("kb", "query", "retrieval", "claim"), _reads("variables"), _variables),
+    Stage("variables", ("kb", "query", "retrieval", "claim", "nli"), _reads("variables"), _variables),
     Stage("kg", ("kb", "question", "retrieval", "nli", "variables"), _reads("kg"), _kg),
     Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer_evidence", "variables",
                       "kg"), _reads("signals"), _signals),
@@ -342,14 +343,16 @@ def _generator_used(configured: str, stepback, claim_rewrite, abduction, premise
     return configured
 
 
-def _condition_sources(kb: KnowledgeBase, passages) -> tuple[Passage, ...]:
-    """The best-matching passage, then the rest of its document: conditions often sit in another chunk.
-    Retrieval picks the document, not the NLI filter: a rule text seldom entails "I get statutory
-    redundancy pay", and the passage that entailed it best was another benefit's (Statutory Sick Pay's
-    "are classed as an employee"), whose conditions were then asked about."""
+def _condition_sources(kb: KnowledgeBase, passages, results) -> tuple[Passage, ...]:
+    """The best-matching document's passages, its first NLI-kept one first: conditions often sit in
+    another chunk. Retrieval picks the document, not the NLI filter: a rule text seldom entails "I get
+    statutory redundancy pay", and the passage that entailed it best was another benefit's (Statutory
+    Sick Pay's "are classed as an employee"), whose conditions were then asked about. Within the
+    document the kept passage leads (the Winter Fuel Payment's conditions, not its page on living abroad)."""
     if not passages:
         return ()
-    top = passages[0].passage
+    doc_id = passages[0].passage.doc_id
+    top = next((p.passage for p in _kept(passages, results) if p.passage.doc_id == doc_id), passages[0].passage)
     rest = [p for p in kb.passages if p.doc_id == top.doc_id and p.id != top.id]
     return (top, *rest)
 
