@@ -78,8 +78,8 @@ def referents(question: str, passages) -> tuple[str, ...]:
     shown: dict[str, str] = {}  # referent key → its title as written
     titles: dict[str, set[str]] = {}
     for p in passages:
-        key = " ".join(tokenize(p.passage.title)) or p.passage.doc_id
-        words = set(tokenize(p.passage.title))
+        tokens = tokenize(p.passage.title)
+        key, words = " ".join(tokens) or p.passage.doc_id, set(tokens)
         if (best - p.fused <= TOP_CLOSE or kinds & words) and key not in titles:
             titles[key] = words
             shown[key] = p.passage.title or p.passage.doc_id

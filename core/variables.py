@@ -364,7 +364,7 @@ def extract_conditions(passage: Passage) -> list[Condition]:
         if loose:
             # A heading's items are a rule's requirements unless they end in "or"; under a lead-in that
             # names no condition ("Your payments can go up because:") nothing says which, unless they do.
-            kind, group = list_logic("" if loose_list.startswith("#") else loose_list, loose)
+            _, group = list_logic("" if loose_list.startswith("#") else loose_list, loose)
             if group == "unclear" and loose_list.startswith("#"):
                 group = "all"
             conditions.extend(_condition(_list_item(raw), "bullet", passage.id, group) for raw in loose)
