@@ -47,6 +47,8 @@ NOUN_TYPE = {
 
 # "How much <noun>" asks for money only when the noun is money; "How much storage" asks for a measure
 # ("30GB"), "How much time" for a duration. A name after it is a scheme ("How much Child Benefit").
+# Dependency labels of a clause's subject: "there" in "is there a fee" is an expletive.
+SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
 MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage", "interest", "funding", "income",
                          "compensation", "grant", "allowance", "benefit", "pension", "fine", "penalty", "debt",
                          "deposit", "charge", "credit", "loan", "support", "help", "budget", "revenue", "profit"})
@@ -168,11 +170,7 @@ def _declarative(tokens) -> str:
     lead = tokens[0]
     if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
         return _join(tokens)
-    # The subject runs from after the auxiliary to the first verb, adjective, adverb, or a
-    # determiner that starts a new noun phrase ("is the bridge | a listed building").
-    end = next((i for i, t in enumerate(tokens[2:], start=2)
-                if t.pos_ in ("VERB", "ADJ", "ADV")
-                or (t.pos_ == "DET" and tokens[i - 1].pos_ in ("NOUN", "PROPN"))), len(tokens))
+    end = _subject_end(tokens)
     if lead.lemma_ == "do":  # "did Edith Marlowe design": the base-form verb ends the subject
         end = next((i for i, t in enumerate(tokens[2:], start=2)
                     if t.tag_ == "VB" or t.pos_ == "VERB" or (voice.known_verb(t.text) and i == len(tokens) - 1)
@@ -188,6 +186,28 @@ def _declarative(tokens) -> str:
     if subject.split(" ", 1)[0] == "I":
         aux = {"are": "am", "were": "was"}.get(aux, aux)
     return f"{subject} {aux} {_join(tokens[end:])}".strip()
+
+
+def _subject_end(tokens) -> int:
+    """Where the subject of an inverted question ends (a position in ``tokens``): after the parse's
+    subject of the auxiliary's clause when it starts right after the auxiliary ("is | there | a fee",
+    "am | I | over 66"). Where that subject runs to the end, the parse has hung the predicate on it
+    ("are dogs | allowed in Ashby Park", "is the library | in the town centre"): it ends before its
+    head's first modifier on the right. With no such subject, at the first verb, adjective, adverb, or
+    determiner that starts a new noun phrase ("is the bridge | a listed building")."""
+    lead, position = tokens[0], {t.i: k for k, t in enumerate(tokens)}
+    words = len(tokens) - (tokens[-1].text == "?")
+    subject = next((t for t in tokens[1:] if t.dep_ in SUBJECT_DEPS and t.head in (lead, lead.head)), None)
+    if subject is not None and position.get(subject.left_edge.i) == 1 and subject.right_edge.i in position:
+        end = position[subject.right_edge.i] + 1
+        if end < words:
+            return end
+        modifier = next((t for t in subject.rights if t.dep_ not in ("cc", "conj", "compound", "punct")), None)
+        if modifier is not None and modifier.left_edge.i in position:
+            return position[modifier.left_edge.i]
+    return next((i for i, t in enumerate(tokens[2:], start=2)
+                 if t.pos_ in ("VERB", "ADJ", "ADV")
+                 or (t.pos_ == "DET" and tokens[i - 1].pos_ in ("NOUN", "PROPN"))), len(tokens))
 
 
 def _voice(word: str) -> str:

@@ -31,6 +31,17 @@ def build():
      "terminated.", "DURATION"),
     ("I'm reading about a Calveran woman who studied in Varnholm - what year was she born?", "existential",
      "There exists a year that she was born.", "DATE"),
+    # inverted questions whose subject the parse finds: an expletive, a pronoun, or a noun phrase the
+    # parse hung the predicate on (before, the auxiliary went to the end: "I over 66 am.")
+    ("Is there a fee for parking at Ashby Park?", "polar", "There is a fee for parking at Ashby Park.", ""),
+    ("Am I over 66?", "polar", "I am over 66.", ""),
+    ("Are you a combat veteran?", "polar", "I am a combat veteran.", ""),
+    ("Is the library in the town centre?", "polar", "The library is in the town centre.", ""),
+    ("Are dogs allowed in Ashby Park?", "polar", "Dogs are allowed in Ashby Park.", ""),
+    ("Is the confidential information shared with third parties?", "polar",
+     "The confidential information is shared with third parties.", ""),
+    ("Has your child been born?", "polar", "My child has been born.", ""),
+    ("Is the property your home?", "polar", "The property is my home.", ""),
     ("Receiving Party shall destroy all Confidential Information upon termination.", "statement",
      "Receiving Party shall destroy all Confidential Information upon termination.", ""),
 ])
