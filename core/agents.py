@@ -28,7 +28,7 @@ from core.evidence import answer_candidates, answer_value
 from core.text import normalized, split_sentences
 from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
-from core.variables import still_open
+from core.variables import object_lead, still_open
 
 TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount",
               "NUMBER": "the number", "DURATION": "the duration", "MEASURE": "the measurement"}
@@ -174,7 +174,9 @@ class AskAgent:
         options = self._options(trace, abduction)
         if not options:
             return self._which_one(trace, asked)
-        questions = [self._voice_question(text) for text, _, _ in options]
+        # a bullet "Universal Credit" under "… if you're getting:" is asked as "Are you getting Universal Credit?"
+        leads = {c.text: object_lead(c.text, c.lead) for c in trace.variables.conditions}
+        questions = [self._voice_question(text, leads.get(text, "")) for text, _, _ in options]
         fresh = self._not_asked(options, questions, asked)
         if not fresh:
             listed = "; ".join(f"“{text}”" for text, _, _ in options)
@@ -215,9 +217,9 @@ class AskAgent:
         return fresh
 
     @staticmethod
-    def _voice_question(condition: str) -> str:
+    def _voice_question(condition: str, lead: str = "") -> str:
         from core import voice
-        question = voice.to_question(condition)
+        question = voice.to_question(condition, lead)
         return question if question.endswith("?") and len(question) >= 10 else ""
 
     def _phrase(self, trace: Trace, missing: str, passage_id: str, voiced: str) -> tuple[str, str, str]:

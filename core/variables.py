@@ -298,7 +298,7 @@ def conditions_apply(question: str, passages: tuple[Passage, ...], topic_share: 
 
 
 def _negated(cond: Condition) -> str:
-    return voice.to_user_voice(cond.text, negate=True)
+    return voice.to_user_voice(cond.text, object_lead(cond.text, cond.lead), negate=True)
 
 
 def _flip(status: str, cond: Condition) -> str:
@@ -511,8 +511,31 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
 
 
 def _condition(text: str, kind: str, passage_id: str, group: str, lead: str = "") -> Condition:
-    return Condition(text=text, user_voice=voice.to_user_voice(text), kind=kind,
+    return Condition(text=text, user_voice=voice.to_user_voice(text, object_lead(text, lead)), kind=kind,
                      passage_id=passage_id, group=group, lead=lead)
+
+
+# The words a lead-in stops on when its items are its objects: "if you're getting:", "if you work for a:".
+OPEN_LEAD_END = frozenset("a an the of for in on to with from by as at be are is you're getting get receive receiving "
+                          "claim claiming".split())
+# "… any of the following:", "one of these:" — what the items stand in for, dropped before the items join.
+LEAD_PLACEHOLDER = re.compile(r"\s*\b(?:(?:any|one|all|each|either|both|some)\s+(?:of\s+)?)?(?:the following|these|those)"
+                              r"(?:\s+\w+)?\s*$", re.I)
+
+
+def object_lead(item: str, lead: str) -> str:
+    """The lead-in a bare noun-phrase item is the object of, as ``voice.to_user_voice`` joins it
+    ("You may get it if you're getting:" + "Universal Credit" → "I'm getting Universal Credit"), or ""
+    when the item reads alone: a predicate ("have a child under 5"), or a lead-in that does not stop
+    on a verb or preposition (under "… and one of the following apply:" the items are clauses)."""
+    if not lead or not item.split() or _predicate_like(item):
+        return ""
+    main = LEAD_PLACEHOLDER.sub("", straight_quotes(lead).split(":")[0]).strip(" ,")
+    words = main.split()
+    if not words or not IF_CLAUSE.search(main):
+        return ""
+    last = words[-1].lower()
+    return f"{main}:" if last in OPEN_LEAD_END or voice.known_verb(last) else ""
 
 
 def still_open(conditions) -> list[Condition]:

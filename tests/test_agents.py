@@ -151,6 +151,18 @@ def test_ask_asks_exactly_one_question_about_the_first_open_condition(claims):
     assert out.text.count("?") == 1 and out.target == CONDITIONS[0] and out.citations[0].sentence == CONDITIONS[0]
 
 
+def test_ask_about_a_noun_phrase_bullet_asks_it_with_its_lead_in(claims):
+    # train KB: "* Universal Credit" under "… if you're getting:" was asked as "Is it Universal Credit?"
+    lead = "You may get Cold Weather Payments if you’re getting:"
+    text = f"{lead}\n* Universal Credit"
+    cond = Condition(text="Universal Credit", user_voice="", kind="bullet", passage_id="cold#0", lead=lead)
+    question = "Do I qualify for Cold Weather Payments?"
+    t = trace(question, [passage("cold#0", "Cold Weather Payment", text)], claims.run(question),
+              conditions=[cond], outcome="undetermined")
+    out = AskAgent().run(t, decision("ASK", "condition_open"))
+    assert out.text == "Are you getting Universal Credit?" and out.target == "Universal Credit"
+
+
 @pytest.mark.parametrize("asked", ["Are you aged 66 or over on 21 September 2025?",
                                    "are you aged 66 or over on 21 september 2025"])
 def test_ask_never_repeats_a_question_from_the_history(claims, asked):

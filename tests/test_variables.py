@@ -409,6 +409,35 @@ def test_a_one_word_item_under_a_lead_in_is_a_condition():
     assert [c.text for c in extract_conditions(passage(loose))] == ["have income under the limits"]
 
 
+COLD_WEATHER = "# Cold Weather Payment\n\nYou may get Cold Weather Payments if you’re getting:\n\n* Pension Credit\n* Income Support\n"
+
+
+def test_a_noun_phrase_item_is_read_as_the_object_of_its_lead_in():
+    # train KB: "Universal Credit" alone was the hypothesis, and "Is it Universal Credit?" the question
+    conds = extract_conditions(passage(COLD_WEATHER))
+    assert [c.user_voice for c in conds] == ["I'm getting Pension Credit.", "I'm getting Income Support."]
+    assert variables._negated(conds[0]) == "I'm not getting Pension Credit."
+    voluntary = "You're classed as doing voluntary work if you're working for a:\n\n* charity\n* statutory body\n"
+    assert extract_conditions(passage(voluntary))[0].user_voice == "I'm working for a charity."
+
+
+@pytest.mark.parametrize("item, lead, expected", [
+    ("Universal Credit", "You can get it if you get any of the following:", "You can get it if you get:"),
+    ("have a child under 5", "You can get it if you:", ""),  # a predicate reads alone
+    ("you get the disabled child amount", "if you get Universal Credit and one of the following apply:", ""),
+    ("Income Support", "You must get one of these benefits:", ""),  # no if-clause to complete
+    ("a care home", "You cannot claim if you live in:", "You cannot claim if you live in:"),
+])
+def test_object_lead_joins_only_a_noun_phrase_to_a_lead_in_that_stops_before_its_object(item, lead, expected):
+    assert variables.object_lead(item, lead) == expected
+
+
+def test_real_nli_reads_a_benefit_named_in_a_bullet_as_one_the_asker_gets(nli_model):
+    state = VariableStage().run(Query("Can I get a Cold Weather Payment?", scenario="I get Pension Credit."),
+                                (passage(COLD_WEATHER),), personal=True)
+    assert [c.status for c in state.conditions] == ["established", "missing"], state.conditions
+
+
 def test_an_exception_list_fails_the_rule_when_one_exception_holds():
     text = ("# Seat belts\n\nAll passengers must wear seat belts unless:\n\n* the driver is a mail carrier delivering "
             "mail\n* the passenger has a medical exemption from a physician\n")
