@@ -45,10 +45,10 @@ NOUN_TYPE = {
     "author": "PERSON", "designer": "PERSON", "captain": "PERSON", "composer": "PERSON",
 }
 
-# "How much <noun>" asks for money only when the noun is money; "How much storage" asks for a measure
-# ("30GB"), "How much time" for a duration. A name after it is a scheme ("How much Child Benefit").
 # Dependency labels of a clause's subject: "there" in "is there a fee" is an expletive.
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
+# "How much <noun>" asks for money only when the noun is money; "How much storage" asks for a measure
+# ("30GB"), "How much time" for a duration. A name after it is a scheme ("How much Child Benefit").
 MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage", "interest", "funding", "income",
                          "compensation", "grant", "allowance", "benefit", "pension", "fine", "penalty", "debt",
                          "deposit", "charge", "credit", "loan", "support", "help", "budget", "revenue", "profit"})
