@@ -51,8 +51,12 @@ def test_uncovered_topics_judge_only_a_question_that_turns_on_the_asker():
     uncovered = {"evidence_coverage": 0.5, "p_fact": 0.9}
     assert decide(trace(signals(**uncovered, p_depends=0.9)), {"depends_min": 0.5}).rule == "uncovered_topics"
     assert decide(trace(signals(**uncovered, p_depends=0.1)), {"depends_min": 0.5}).action == "ANSWER"
-    # the default judges every question ("How deep is Lake Morrow?" must not be answered with its area)
-    assert decide(trace(signals(**uncovered, p_depends=0.1))).rule == "uncovered_topics"
+    # 0 judges every question
+    assert decide(trace(signals(**uncovered, p_depends=0.1)), {"depends_min": 0.0}).rule == "uncovered_topics"
+    # a question the value type of which the evidence lacks is refused by the answer-type rule instead
+    # ("How deep is Lake Morrow?" is not answered with the lake's area)
+    no_value = decide(trace(signals(**uncovered, p_depends=0.1, answer_type_found=0.0)))
+    assert (no_value.action, no_value.rule) == ("ABSTAIN", "answer_type")
 
 
 def test_ambiguity_asks_only_when_the_evidence_sets_no_conditions():

