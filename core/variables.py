@@ -95,10 +95,12 @@ class VariableStage:
         # 1. answered follow-up questions that ask about the condition
         if query.history:
             checked = self._by_history(conditions, query)
-        # 2. quantities compared numerically
+        # 2. quantities compared numerically, in the condition's own words or, where those leave the
+        #    number's kind open ("under 19" under "if they're either:"), in the user's voice ("I am
+        #    under 19": an age)
         for i, cond in enumerate(conditions):
             if checked[i] is None and facts:
-                numeric = quantities.check(cond.text, list(facts))
+                numeric = quantities.check(cond.text, list(facts)) or quantities.check(cond.user_voice, list(facts))
                 if numeric is not None:
                     checked[i] = replace(cond, status=_flip(numeric.status, cond), support=numeric.fact,
                                          method=f"numeric: {numeric.explanation}")

@@ -470,3 +470,25 @@ def test_a_curly_negative_reply_is_a_no(monkeypatch):
     state = VariableStage().run(query, (passage(PERMIT),))
     blind = next(c for c in state.conditions if "blind" in c.text)
     assert blind.status == "contradicted"
+
+
+APPRENTICE = """# Minimum wage
+
+Apprentices are entitled to the apprentice rate if they’re either:
+
+* under 19
+* 19 or over and in the first year of their apprenticeship
+"""
+
+
+def test_a_bare_number_under_a_lead_in_about_the_person_is_an_age(monkeypatch):
+    """train_kb (training data): "under 19" alone leaves the number's kind open, "I am under 19" (the
+    bullet in the user's voice) is an age, so "I'm 18" settles both bullets by arithmetic."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    state = VariableStage().run(Query("Do I get the apprentice rate?",
+                                      scenario="I'm 18 and I've just started a plumbing apprenticeship."),
+                                (passage(APPRENTICE),))
+    under, over = state.conditions
+    assert (under.status, over.status) == ("established", "contradicted")
+    assert under.method == "numeric: 18 years < 19 years limit"
+    assert state.outcome == "satisfied"
