@@ -119,8 +119,9 @@ _COUNT_NOUNS = {"child": "child", "children": "child", "kid": "child", "kids": "
                 "pet": "pet", "pets": "pet", "dog": "dog", "dogs": "dog", "job": "job", "jobs": "job"}
 _NOT_COUNT = {"hours", "hrs", "times", "percent", "years", "months", "weeks", "days", "pounds", "dollars",
               "euros", "less", "plus", "yes", "was", "has", "is", "this", "its", "his", "as", "us"}
+# "I am 68", "I'm only 68", "she turned 19": a person's number after a copula (a word such as "only" or "now" between).
 _COPULA = re.compile(r"(?:\b(?:is|are|am|be|was|were|been|being|turn(?:s|ed|ing)?|reach(?:es|ed|ing)?)"
-                     r"|'m|'re|'s)\s*$")
+                     r"|'m|'re|'s)(?:\s+(?:only|just|now|currently|still|already))?\s*$")
 _AGE_CUE = re.compile(r"\b(?:aged?|age\s+of|ages)\s*$")
 _PERSON_BEFORE = re.compile(r"\b(?:child|children|kids?|sons?|daughters?|bab(?:y|ies)|drivers?|people"
                             r"|persons?|adults?|anyone|someone|applicants?|dependants?|partner|spouse)\s*$")

@@ -280,3 +280,12 @@ def test_exact_values_joined_by_or_are_alternatives(fact, status):
 def test_bounds_joined_by_and_still_both_hold():
     assert quantities.check("you are aged between 18 and 65", ["I am 70"]).status == "contradicted"
     assert quantities.check("you are aged between 18 and 65", ["I am 40"]).status == "established"
+
+
+def test_a_word_between_the_copula_and_the_number_keeps_it_an_age():
+    """ShARC train (training data): "Yes, I am only 68." settles "I am under 75" (before, "only" hid the
+    copula and 68 was a bare number)."""
+    check = quantities.check("I am under 75.", ["Yes, I am only 68."])
+    assert check is not None and check.status == "established"
+    assert check.explanation == "68 years < 75 years limit"
+    assert quantities.extract("I'm now 19.")[0].kind == "age"
