@@ -205,3 +205,15 @@ def test_every_abstain_rule_says_whether_the_topic_or_the_fact_is_absent():
     abstaining = {name for name, action, _, _ in RULES if action == "ABSTAIN"} | {"no_passages"}
     assert abstaining <= TOPIC_ABSENT_RULES | FACT_ABSENT_RULES
     assert not TOPIC_ABSENT_RULES & FACT_ABSENT_RULES
+
+
+def test_a_value_the_evidence_lacks_is_refused_before_any_condition_is_asked():
+    # train_kb (training data): "How much will my winter fuel payment be?" with a scenario was asked about a
+    # condition, though no amount is in the evidence to give once the user answered
+    d = decide(trace(signals(p_open=0.9, incompleteness=0.5, answer_type_found=0.0)))
+    assert (d.action, d.rule) == ("ABSTAIN", "answer_type")
+    # a user who fails a condition is still told so
+    failed = decide(trace(signals(answer_type_found=0.0, n_contradicted=1, condition_outcome="failed")))
+    assert (failed.action, failed.rule) == ("ANSWER", "conditions_failed")
+    # with the value found, the open condition is asked
+    assert decide(trace(signals(p_open=0.9, answer_type_found=1.0))).rule == "condition_open"

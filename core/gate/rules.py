@@ -77,6 +77,12 @@ RULES: tuple[Rule, ...] = (
      lambda s, t: [_cmp("conditions_contradicted", s.n_contradicted, ">", 0),
                    _cmp("outcome_failed", float(s.condition_outcome == "failed"), "==", 1)],
      "The user's facts contradict a required condition: answer with the rule's negative outcome."),
+    ("answer_type", "ABSTAIN",
+     lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
+                   _cmp("premise_supported", s.premise_supported, "==", 0)],
+     "The question asks for a value of a kind (date, amount, person, place) the evidence does not contain. "
+     "(Before the condition rules: a value the evidence does not hold cannot be given however the user's "
+     "conditions are settled.)"),
     ("condition_open", "ASK",
      lambda s, t: [_cmp("p_open", s.p_open, ">", t["open_max"])],
      "A condition the answer depends on is probably not settled by what the user said: ask about it."),
@@ -98,10 +104,6 @@ RULES: tuple[Rule, ...] = (
      "The evidence covers the question's entities but not what it asks about: the needed fact is not there. "
      "(With depends_min above 0 it judges only a question whose answer turns on the asker's circumstances, for "
      "which P(fact stated) is the rule's, and leaves any other to the calibrated P(fact stated).)"),
-    ("answer_type", "ABSTAIN",
-     lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
-                   _cmp("premise_supported", s.premise_supported, "==", 0)],
-     "The question asks for a value of a kind (date, amount, person, place) the evidence does not contain."),
     ("low_sufficiency", "ABSTAIN",
      lambda s, t: [_cmp("sufficiency", s.sufficiency, "<", t["sufficiency_min"]),
                    _cmp("outcome_satisfied", float(s.condition_outcome == "satisfied"), "==", 0),
