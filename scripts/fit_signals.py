@@ -12,8 +12,9 @@ training data only (``../shared/data/train`` and ``train_kb/``).
 3. Chooses the rule gate's defaults on the training domains, in three search spaces: the calibrated rules
    alone (their three thresholds), every gate setting (the referent count and the failed-condition
    rule fixed), and the declared gate with only its calibrated thresholds moved, each of them only
-   where moving it pays out of sample (``paying_names``). Each space is scored by grouped cross-validation (thresholds chosen on four fifths of
-   the rule trees, contracts, articles and documents of every domain, scored on the rest) and by
+   where moving it pays out of sample (``paying_names``). Each space is scored by grouped
+   cross-validation (thresholds chosen on four fifths of the rule trees, contracts, articles and
+   documents of every domain, scored on the rest) and by
    leave-one-domain-out (chosen on the other domains, scored on the one left out: a new knowledge base
    of a new kind is what a user brings) for the mean over the domains of macro-F1 less the
    hallucination rate above 15 % (``objective``), beside the declared defaults of ``core/settings.py``
@@ -195,16 +196,22 @@ def main() -> None:
         def searcher(names, start=starts[start]):
             space = [(n, grid(n)) for n in names]
             return lambda parts: coordinate_ascent(lambda v: objective(parts, v), start, space, restarts=args.restarts)
+        oof_of = {}  # names searched -> out-of-fold codes, each cross-validation run once
+
+        def out_of_fold(names):
+            if names not in oof_of:
+                oof_of[names] = cross_validated_codes(tables, groups, searcher(names), args.folds)
+            return oof_of[names]
 
         def cv_mean(names):
-            oof = cross_validated_codes(tables, groups, searcher(names), args.folds)
+            oof = out_of_fold(names)
             return float(np.mean([domain_objective(tables[d][1], oof[d]) for d in tables]))
+        names = tuple(names)
         if must_pay:
-            kept = paying_names(names, cv_mean)
-            print(f"'{space_name}': searched where it pays out of sample: {', '.join(kept) or 'none'}")
-            names = kept
+            names = paying_names(names, cv_mean)
+            print(f"'{space_name}': searched where it pays out of sample: {', '.join(names) or 'none'}")
         search = searcher(names)
-        oof = cross_validated_codes(tables, groups, search, args.folds)
+        oof = out_of_fold(names)
         lodo = {d: objective([tables[d]], search([tables[o] for o in tables if o != d])) for d in tables}
         cross_validated = {d: domain_objective(tables[d][1], oof[d]) for d in tables}
         searched[space_name] = (search(list(tables.values())), cross_validated, lodo)
