@@ -364,9 +364,11 @@ def _vectors(kb: KnowledgeBase, passages: tuple[RetrievedPassage, ...]) -> np.nd
 
 
 def _about_the_asker(query: Query, claim: Claim) -> bool:
-    """A yes/no question about the asker ("Can I …?", "Is my …?") depends on their circumstances;
-    a factual question ("What does a replacement cost?") does not, whoever asks it."""
-    return claim.schema in ("polar", "conjunctive") and bool(FIRST_PERSON.search(query.question))
+    """A yes/no question about the asker ("Can I …?", "Is my …?") depends on their circumstances,
+    and so does one asked with them told ("Is this child a dependent child?" after "My spouse died in
+    2002"); a factual question ("What does a replacement cost?") does not, whoever asks it."""
+    told = bool(query.scenario.strip() or query.history)
+    return claim.schema in ("polar", "conjunctive") and (told or bool(FIRST_PERSON.search(query.question)))
 
 
 def _kept(passages: tuple[RetrievedPassage, ...], results: tuple[PassageNli, ...]) -> tuple[RetrievedPassage, ...]:

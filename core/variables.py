@@ -8,9 +8,10 @@ facts: numerically when it has a quantity (an SNLI model cannot compare 14
 months with two years), by a matching answered follow-up question, else by NLI
 with the condition put in the user's own voice. I(q) = |missing| / (|known| + |missing|).
 
-Conditions are read only for questions about the asker ("Can I …", "Is my …"):
-a factual question about a policy ("How much is the payment?") does not depend on
-who asks; and only from a document the question is about (``conditions_apply``).
+Conditions are read only for questions about the asker ("Can I …", "Is my …", or a yes/no
+question asked with circumstances told; ``core.pipeline``): a factual question about a policy
+("How much is the payment?") does not depend on who asks; and only from a document the question
+is about (``conditions_apply``).
 
 How people talk (issue 15): a fact that negates the condition's predicate ("who isn't a
 relative") contradicts it whatever NLI says (``denial``); a fact that says every word of the
@@ -71,7 +72,8 @@ class VariableStage:
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
         conditions: list[Condition] = []
-        if personal and conditions_apply(query.question, passages, self.condition_topic_share):
+        if personal and conditions_apply(query.question, passages, self.condition_topic_share,
+                                         tuple(q for q, _ in query.history)):
             # ``passages``: the best passage first, then the rest of its document.
             for passage in passages:
                 conditions = extract_conditions(passage)[: self.max_conditions]
@@ -281,22 +283,27 @@ GENERIC_ASK = frozenset(quantities.content_stems(
     "know tell want like free much many long when what which who how"))
 
 
-def conditions_apply(question: str, passages: tuple[Passage, ...], topic_share: float = 0.5) -> bool:
+def conditions_apply(question: str, passages: tuple[Passage, ...], topic_share: float = 0.5,
+                     follow_ups: tuple[str, ...] = ()) -> bool:
     """Whether the conditions of these passages' document bear on the question at all.
 
     They do when the question names nothing in particular ("Am I eligible?", "Can I apply?":
     the document is the topic), or when what it names is the document's subject: a content word
     of the question in the document's title, or most of them in its text. "Can my landlord
     evict me?" is not a question about the Home Insulation Grant, although the grant's rules
-    mention landlords.
+    mention landlords. They also do when a follow-up the user has answered asked about this text
+    (most of its words are in it): the dialogue is already about this rule, though the question
+    names the scheme ("Can I get Winter Fuel Payment?") and the passage only says "the payment".
     """
     asked = _stems(question) - GENERIC_ASK
     if not asked or not passages:
         return True
     if asked & _stems(passages[0].title):
         return True
-    found = asked & set().union(*(_stems(p.text) for p in passages))
-    return len(found) / len(asked) > topic_share
+    text = set().union(*(_stems(p.text) for p in passages))
+    if any((words := _stems(q)) and len(words & text) > topic_share * len(words) for q in follow_ups):
+        return True
+    return len(asked & text) / len(asked) > topic_share
 
 
 def _negated(cond: Condition) -> str:
@@ -388,7 +395,10 @@ def extract_conditions(passage: Passage) -> list[Condition]:
         lead_in = text if text.rstrip().endswith(":") and (LEAD_IN_CUE.search(text) or EXCEPTION_CUE.search(text)) \
             else None
         loose_list = text if text.startswith("#") or text.rstrip().endswith(":") else ""
-        if lead_in is not None or text.startswith("#"):
+        if lead_in is not None:
+            conditions += lead_conditions(lead_in, passage.id)
+            continue
+        if text.startswith("#"):
             continue
         inline = INLINE_LIST.search(text)
         if inline and LEAD_IN_CUE.search(text[:inline.start()]):
@@ -420,6 +430,43 @@ ALL_CUE = re.compile(r"\b(?:all|both|each|every one) of\b|\b(?:all|both|each of)
 ITEM_JOINER = re.compile(r"[\s;,]+(and|or)\s*$", re.I)
 
 
+# What joins a lead-in's own condition to the list it introduces: "… if you're 16 or over and you:",
+# "… if you don't get Pension Credit but:", "… if you get Universal Credit and one of the following apply:".
+LIST_JOIN = re.compile(r"[\s,]+(?:and|but)\b(?P<rest>(?:\s+\S+){0,6}?)\s*$", re.I)
+# The words after that joiner when they only introduce the list: "one of the following apply", "you",
+# "you're working for a", "meet the following requirements".
+LIST_INTRODUCER = re.compile(r"^(?:|.*\b(?:following|these)\b.*|(?:you|you're|they|they're|he|she|it)\b.*)$", re.I)
+# Clauses of one lead-in listed with commas: "if you get Universal Credit, you're not employed …"
+CLAUSE_START = re.compile(r"(?:you|you're|your|they|they're|their)\b", re.I)
+CLAUSE_LIST = re.compile(r",\s+(?=" + CLAUSE_START.pattern + ")", re.I)
+
+
+def own_condition_join(lead: str) -> re.Match | None:
+    """Where a lead-in's own condition ends and the words introducing its list begin, if it has one."""
+    joined = LIST_JOIN.search(lead.split(":")[0].rstrip())
+    return joined if joined and LIST_INTRODUCER.match(joined.group("rest").strip()) else None
+
+
+def lead_conditions(lead_in: str, passage_id: str) -> list[Condition]:
+    """The conditions a lead-in states besides its list, each required on top of the list.
+
+    "You may be able to apply … if you don't get the Guarantee Credit element of Pension Credit but:"
+    requires not getting Guarantee Credit as well as the bullets; "if you're 16 or over and you:"
+    requires being 16 or over. A lead-in that only introduces its items ("if you:", "if you're
+    getting:", "if both the following apply:") states none, nor does one that lists disqualifiers.
+    """
+    main = straight_quotes(lead_in).rstrip().rstrip(":").rstrip()
+    joined = own_condition_join(main)
+    if joined is None or list_logic(lead_in, [])[0] == "disqualifier":
+        return []
+    clause = _condition_clause(main[:joined.start()])
+    if clause is None:
+        return []
+    text, kind = clause
+    parts = [p.strip(" ,") for p in CLAUSE_LIST.split(text)] if CLAUSE_START.match(text) else [text]
+    return [_condition(p, kind, passage_id, "all") for p in parts if len(p.split()) >= 2]
+
+
 def _list_item(text: str) -> str:
     """A bullet's condition: without its marker, its closing "and" / "or" and any carve-out."""
     item = strip_list_marker(text).rstrip(" ;,.")
@@ -435,13 +482,13 @@ def list_logic(lead_in: str, items: list[str]) -> tuple[str, str]:
     - "all of the following", "both of", items ending in "and", or a lead-in that requires them
       ("You must:", "you must meet the following requirements:"; no "if" in it) — every item is
       needed ("all"): "must" distributes over the items, "must A, B" is "must A and must B";
-    - otherwise "unclear": "You can get it if you:" lists requirements as often as alternatives (on
-      the ShARC train trees, with such lists read as "all", 113 questions that still had a follow-up
-      to ask were answered "no"; 55 when read as "unclear"), so ``combine`` concludes only what both
-      readings agree on.
+    - otherwise "unclear": "You can get it if you:" says neither. ``combine`` reads such a list as
+      alternatives: on the ShARC train trees, read as "all", 113 questions that still had a follow-up
+      to ask were answered "no", and of the 121 questions where one of its items held, 80 were
+      answered "yes" (11 "no", 30 still had a follow-up to ask).
     """
     main = lead_in.split(":")[0]
-    if EXCEPTION_CUE.search(main) or NEGATIVE_MAIN.search(main):
+    if EXCEPTION_CUE.search(main) or NEGATIVE_MAIN.search(_item_scope(main)):
         return "disqualifier", "all"
     joiners = [m.group(1).lower() for raw in items[:-1] if (m := ITEM_JOINER.search(strip_list_marker(raw).rstrip(" .")))]
     if ANY_CUE.search(main) or (joiners and joiners[-1] == "or"):
@@ -449,6 +496,19 @@ def list_logic(lead_in: str, items: list[str]) -> tuple[str, str]:
     if (joiners and joiners[-1] == "and") or ALL_CUE.search(main) or (REQUIREMENT.search(main) and not IF_CLAUSE.search(main)):
         return "bullet", "all"
     return "bullet", "unclear"
+
+
+def _item_scope(lead: str) -> str:
+    """The words of a lead-in that bear on its items: all of it, less the lead-in's own condition where
+    one is joined to the list. A negation there says who the rule is for ("You may be able to apply
+    … if you don't get Pension Credit but:"), not that the items disqualify ("You cannot claim if you:",
+    "You can claim if you don't have:")."""
+    joined = own_condition_join(lead)
+    if joined is None:
+        return lead
+    head = lead[:joined.start()]
+    match = IF_CLAUSE.search(head)
+    return (head[:match.start()] if match else head) + " " + joined.group("rest")
 
 
 INLINE_LIST = re.compile(r":\s+(.+)$")
@@ -541,18 +601,18 @@ def object_lead(item: str, lead: str) -> str:
 
 
 def still_open(conditions) -> list[Condition]:
-    """Missing conditions that can still change the outcome (an "any" group already met needs no more)."""
-    any_met = any(c.status == "established" for c in conditions if c.group == "any")
-    return [c for c in conditions if c.status == "missing" and not (c.group == "any" and any_met)]
+    """Missing conditions that can still change the outcome (an "any" or "unclear" group already met
+    needs no more, see ``combine``)."""
+    met = {g for g in ("any", "unclear") if any(c.status == "established" for c in conditions if c.group == g)}
+    return [c for c in conditions if c.status == "missing" and c.group not in met]
 
 
 def combine(conditions: list[Condition] | tuple[Condition, ...]) -> str:
     """satisfied | failed | undetermined for the conditions of one passage.
 
     "all" conditions fail if any is contradicted; an "any" group is satisfied by one
-    established item and fails only when every item is contradicted. An "unclear" list (no word
-    says which) is decided only where both readings agree: it fails when every item is
-    contradicted and is met when every item is established.
+    established item and fails only when every item is contradicted, and so is an "unclear" list
+    (no word says which; see ``list_logic``).
     """
     if not conditions:
         return "none"
@@ -562,6 +622,6 @@ def combine(conditions: list[Condition] | tuple[Condition, ...]) -> str:
     if any(c.status == "contradicted" for c in all_group) or \
             any(group and all(c.status == "contradicted" for c in group) for group in (any_group, unclear)):
         return "failed"
-    all_ok = all(c.status == "established" for c in all_group + unclear)
-    any_ok = not any_group or any(c.status == "established" for c in any_group)
+    all_ok = all(c.status == "established" for c in all_group)
+    any_ok = all(not group or any(c.status == "established" for c in group) for group in (any_group, unclear))
     return "satisfied" if all_ok and any_ok else "undetermined"

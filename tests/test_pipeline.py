@@ -177,3 +177,17 @@ def test_the_answer_is_the_opening_date_not_the_construction_start(sample_pipeli
                                       "How much is a ticket to the Brightwater Festival?"])
 def test_no_number_of_the_asked_kind_is_no_answer_type_found(sample_pipeline, question):
     assert sample_pipeline.analyze(make_query(question)).signals.answer_type_found == 0.0
+
+
+def test_a_yes_no_question_asked_with_circumstances_told_is_about_the_asker():
+    """ShARC train: "Is this child a dependent child?" after "My spouse died 7 October 2002." turns on
+    what the user told, though it says neither "I" nor "my"; a factual question does not."""
+    from core.pipeline import _about_the_asker
+    from core.types import Claim
+    polar = Claim("This child is a dependent child.", "polar")
+    assert not _about_the_asker(make_query("Is this child a dependent child?"), polar)
+    assert _about_the_asker(make_query("Is this child a dependent child?", "My spouse died 7 October 2002."), polar)
+    assert _about_the_asker(make_query("Is this child a dependent child?", "", [("Is the child unmarried?", "Yes")]),
+                            polar)
+    assert not _about_the_asker(make_query("When was the bridge opened?", "I'm 70."),
+                                Claim("The bridge was opened on some date.", "existential"))

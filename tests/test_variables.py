@@ -7,7 +7,7 @@ import pytest
 from core import nli, variables
 from core.kb import Document, chunk_document
 from core.types import Condition, NliScores, Query
-from core.variables import VariableStage, combine, extract_conditions
+from core.variables import VariableStage, combine, extract_conditions, lead_conditions, still_open
 
 POLICY = """# Winter Fuel Payment
 
@@ -55,13 +55,47 @@ def cond(status, group="all"):
 
 
 @pytest.mark.parametrize("statuses, outcome", [
-    (["contradicted", "missing"], "undetermined"),  # an "all" list would fail, an "any" list would not
+    (["contradicted", "missing"], "undetermined"),  # one item may still hold
     (["contradicted", "contradicted"], "failed"),
-    (["established", "missing"], "undetermined"),  # an "any" list would be met, an "all" list not yet
-    (["established", "established"], "satisfied"),
+    (["established", "missing"], "satisfied"),  # read as alternatives: one item met is enough
+    (["established", "contradicted"], "satisfied"),
 ])
-def test_an_unclear_list_concludes_only_what_both_readings_agree_on(statuses, outcome):
+def test_an_unclear_list_is_read_as_alternatives(statuses, outcome):
     assert combine([cond(s, "unclear") for s in statuses]) == outcome
+
+
+@pytest.mark.parametrize("lead, wanted", [
+    ("You may be able to apply directly to your electricity supplier for help if you don’t get the Guarantee "
+     "Credit element of Pension Credit but:", ["you don't get the Guarantee Credit element of Pension Credit"]),
+    ("You can apply for a Tier 4 (General) student visa to study in the UK if you’re 16 or over and you:",
+     ["you're 16 or over"]),
+    ("You’ll usually get Cold Weather Payments if you get Universal Credit, you’re not employed or self-employed "
+     "and one of the following apply:", ["you get Universal Credit", "you're not employed or self-employed"]),
+    ("You can get it if you:", []),  # the lead-in only introduces its items
+    ("You qualify if both the following apply:", []),
+    ("You may be able to get Child Tax Credit if you’re either working in the UK or you’re not working because "
+     "you’re:", []),  # the list belongs to the second alternative: no condition stands on its own
+    ("This doesn't apply if you're over 65 and you:", []),  # a disqualifying list
+])
+def test_a_lead_in_states_its_own_conditions_besides_its_list(lead, wanted):
+    assert [c.text for c in lead_conditions(lead, "p")] == wanted
+    assert all(c.group == "all" for c in lead_conditions(lead, "p"))
+
+
+def test_a_lead_in_condition_is_read_before_its_items_and_checked_with_them():
+    conds = extract_conditions(passage(
+        "You may be able to apply directly to your electricity supplier for help if you don’t get the Guarantee "
+        "Credit element of Pension Credit but:\n\n* your energy supplier is part of the scheme\n* you’re on a low income"))
+    assert [c.text for c in conds] == ["you don't get the Guarantee Credit element of Pension Credit",
+                                       "your energy supplier is part of the scheme", "you're on a low income"]
+    assert [c.group for c in conds] == ["all", "unclear", "unclear"]
+    assert combine([replace(conds[0], status="contradicted"), replace(conds[1], status="established"),
+                    conds[2]]) == "failed"  # getting Guarantee Credit settles it, whatever the list says
+
+
+def test_an_unclear_list_met_leaves_nothing_open_but_the_other_conditions():
+    conds = [cond("established", "unclear"), cond("missing", "unclear"), cond("missing", "all")]
+    assert still_open(conds) == [conds[2]]
 
 
 @pytest.mark.parametrize("statuses, group, outcome", [
@@ -316,6 +350,17 @@ def test_an_off_topic_document_imposes_no_conditions(nli_model):
     assert state.conditions == () and state.missing == ()
 
 
+def test_a_document_a_follow_up_came_from_imposes_its_conditions():
+    """ShARC train: the excerpt says "the payment", the question names the Winter Fuel Payment, and the
+    user has already answered a follow-up asked about this very text."""
+    rule = (passage("#  2. Eligibility\n\nYou can't get the payment if you live in Cyprus, France, Gibraltar, Greece, "
+                    "Malta, Portugal or Spain because the average winter temperature is higher."),)
+    assert not variables.conditions_apply("Can I get Winter Fuel Payment?", rule)
+    assert variables.conditions_apply("Can I get Winter Fuel Payment?", rule, follow_ups=("Do you live in Cyprus?",))
+    assert not variables.conditions_apply("Can I get Winter Fuel Payment?", rule,
+                                          follow_ups=("Are you over State Pension age?",))
+
+
 def test_the_words_after_yes_in_a_reply_are_facts_too(nli_model):
     state = read("student_hardship_fund.md", "Can I get money from the Student Hardship Fund?",
                  "I'm studying at a college in Calvera.",
@@ -394,6 +439,11 @@ def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
     ("You may need to pay if you:", ["* earn over £50,000", "* live abroad"], ("bullet", "unclear")),
     ("You qualify for a Winter Fuel Payment if both the following apply:",  # ShARC train
      ["* you were born on or before 5 August 1953", "* you'll be living in the UK"], ("bullet", "all")),
+    # ShARC train: the negation belongs to the lead-in's own condition, not to the items
+    ("You may be able to apply directly to your electricity supplier for help if you don't get the Guarantee "
+     "Credit element of Pension Credit but:", ["* your energy supplier is part of the scheme", "* you're on a low "
+                                               "income"], ("bullet", "unclear")),
+    ("You can claim if you don't have:", ["* savings over £16,000", "* a second home"], ("disqualifier", "all")),
 ])
 def test_a_list_is_read_by_its_lead_in_and_the_conjunction_its_items_end_with(lead_in, items, expected):
     assert variables.list_logic(lead_in, items) == expected
