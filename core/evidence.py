@@ -25,6 +25,7 @@ import numpy as np
 
 from core import models
 from core.claims import MEASURE_NOUNS
+from core.quantities import without_repeated_digits
 from core.text import sentence_kind, split_sentences
 from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         RetrievedPassage, Sentence)
@@ -328,6 +329,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     titles = list(titles) if titles is not None else [""] * len(sentences)
     if len(titles) != len(sentences):
         raise ValueError("give one title per sentence (or none)")
+    sentences = [without_repeated_digits(s) for s in sentences]
     docs = models.parse([question, *sentences, *titles])
     q_doc, s_docs, t_docs = docs[0], docs[1:len(sentences) + 1], docs[len(sentences) + 1:]
     question_low = _plain(question)

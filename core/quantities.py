@@ -60,6 +60,10 @@ _WORDS = (rf"{_WORD}(?:(?:\s+|-){_WORD}"
           rf"|(?:(?<=hundred)|(?<=thousand)|(?<=million))\s+and\s+{_WORD})*")
 _TIME = r"(?:years?|yrs?|months?|weeks?|wks?|days?|decades?|fortnights?)"
 
+# "within five (5) business days": contracts repeat a spelled-out number in digits, and spaCy's entity
+# model then reads "five" as a bare number and "(5) business days" as nothing.
+_REPEATED_IN_DIGITS = re.compile(rf"(?P<words>{_WORDS})\s+\(\d[\d,.]*\)", re.I)
+
 _NUMBER = re.compile(
     rf"(?<![\w.,])(?:(?P<digits>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     rf"(?P<suffix>k|m|bn|st|nd|rd|th)?|(?P<words>{_WORDS})"
@@ -136,6 +140,12 @@ def _normalise(text: str) -> str:
     return straight_quotes(text).replace("\u2013", "-").lower()
 
 
+
+def without_repeated_digits(text: str) -> str:
+    """``text`` with each spelled-out number's repetition in digits dropped ("five (5) business days" →
+    "five business days"), so that a named-entity model reads the whole value."""
+    return _REPEATED_IN_DIGITS.sub(lambda m: m.group("words"), text)
+
 def _words_value(words: str) -> float:
     total = current = 0
     for word in re.findall(r"[a-z]+", words):
@@ -195,6 +205,11 @@ def extract(text: str) -> list[Quantity]:
             quantity = _replace(quantity, relation=">=")
             joint = re.match(r"\s*(?:and|to|-|–)\s*", low[end:])
             pending_upper = end + joint.end() if joint else -1
+        elif found and _joined_bounds(found[-1], quantity, low):
+            if quantity.kind == "number" and found[-1].kind != "number":
+                quantity = _with_kind_of(quantity, found[-1])
+            elif found[-1].kind == "number" and quantity.kind != "number":
+                found[-1] = _with_kind_of(found[-1], quantity)
         found.append(quantity)
     for m in _NONE_OF.finditer(low):
         noun = m.group("noun")
@@ -202,6 +217,19 @@ def extract(text: str) -> list[Quantity]:
             found.append(Quantity(0.0, "count", _COUNT_NOUNS[noun], "==", (m.start(), m.end()),
                                   text=text[m.start():m.end()]))
     return sorted(found, key=lambda q: q.span)
+
+
+_LOWER, _UPPER = frozenset({">=", ">"}), frozenset({"<=", "<"})
+# What joins the two bounds of a range: "at least 16 and under 19", "over 18 but not yet 25"
+_BOUND_JOIN = re.compile(r"\s*,?\s*(?:and|but)\s+(?:[a-z']+\s+){0,3}")
+
+
+def _joined_bounds(first: Quantity, second: Quantity, low: str) -> bool:
+    """``second`` closes a range ``first`` opens: a lower and an upper bound joined by "and" or "but"
+    ("be at least 16 and under 19"), so what one of them measures the other does too."""
+    directions = {first.relation, second.relation}
+    return bool(directions & _LOWER and directions & _UPPER
+                and _BOUND_JOIN.fullmatch(low[first.span[1]:second.span[0]]))
 
 
 def _in_question(low: str, pos: int) -> bool:

@@ -329,8 +329,8 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
         if YES.match(answer) or NO.match(answer):
             # "Yes, it's a three-year degree.": the words after the yes or no state a fact too.
             answer = BARE_REPLY.sub("", answer)
-            if len(answer.split()) < 3:  # "No, I don't." states nothing more
-                continue
+            if len(answer.split()) < 3 and not re.search(r"\d", answer):
+                continue  # "No, I don't." states nothing more; "No, I'm 21." states an age
         out.append(answer.strip())
     return tuple(out)
 

@@ -233,3 +233,17 @@ def test_a_count_of_another_unit_is_still_not_the_answer():
     sentence = "On 11 August he made his debut in Vienna."
     assert answer_value("How many weeks after school did Chopin make his debut?", "NUMBER", [sentence],
                         ["Frédéric Chopin"]) is None
+
+
+@pytest.mark.parametrize("question, sentence, value", [
+    # Contract drafting repeats a spelled-out number in digits (the train KB's NDAs, from ContractNLI train)
+    ("How long do we have to tell the other participating entities?",
+     "The Participating Entity receiving such Legal Process shall notify in writing the other Participating "
+     "Entities within five (5) business days of receipt.", "five business days"),
+    ("How long do the confidentiality obligations survive?",
+     "The obligations of confidentiality shall survive for a period of ten (10) years from the date of "
+     "disclosure.", "ten years"),
+])
+def test_a_number_repeated_in_digits_is_still_read_as_one_value(question, sentence, value):
+    found = answer_value(question, "DURATION", [sentence], ["Non-disclosure agreement"])
+    assert found is not None and found.value == value

@@ -289,3 +289,30 @@ def test_a_word_between_the_copula_and_the_number_keeps_it_an_age():
     assert check is not None and check.status == "established"
     assert check.explanation == "68 years < 75 years limit"
     assert quantities.extract("I'm now 19.")[0].kind == "age"
+
+
+@pytest.mark.parametrize("text, plain", [
+    ("within five (5) business days of receipt", "within five business days of receipt"),
+    ("for twenty-four (24) months", "for twenty-four months"),
+    ("one hundred (100) copies", "one hundred copies"),
+    ("Section (5) applies", "Section (5) applies"),  # a number only in digits stays
+    ("a list of (a) items", "a list of (a) items"),
+])
+def test_a_spelled_out_numbers_repetition_in_digits_is_dropped(text, plain):
+    assert quantities.without_repeated_digits(text) == plain
+
+
+@pytest.mark.parametrize("condition, fact, status", [
+    # gov.uk's 16 to 19 Bursary Fund (the train KB): the upper bound is an age as much as the lower one
+    ("be at least 16 and under 19 on 31 August 2017", "I turned 19 in June 2017.", "contradicted"),
+    ("be at least 16 and under 19 on 31 August 2017", "I'm 17.", "established"),
+    ("over 18 but under 25 years old", "I'm 17.", "contradicted"),
+])
+def test_the_two_bounds_of_a_range_measure_the_same_thing(condition, fact, status):
+    result = check(condition, [fact], reference_year=2017)
+    assert result is not None and result.status == status
+
+
+def test_a_bound_and_a_count_joined_by_and_stay_apart():
+    over, children = extract("over 18 and have 2 children")
+    assert (over.kind, children.kind) == ("number", "count")
