@@ -26,6 +26,7 @@ WH_TARGET = {
     "how measure": ("a measure such that", "MEASURE"),
     "how": ("a way in which", ""), "what": ("something that", ""), "which": ("something that", ""),
 }
+HOW_LONG = {"soon": "long", "quickly": "long"}
 # Copular questions ("How much is X?", "Where is X?") become "There exists <target> X".
 COPULA_TARGET = {"how much": "an amount for", "how many": "a number for", "how long": "a duration for",
                  "how old": "an age for", "when": "a date for", "where": "a location for",
@@ -54,18 +55,32 @@ MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage"
                          "deposit", "charge", "credit", "loan", "support", "help", "budget", "revenue", "profit"})
 
 
-# A wh-question after a clause that sets its scene ("Once the NDA is terminated, how long do sections
-# 1-6 keep applying?") or after a remark ("I'm reading about X - what year was she born?").
-LEADING_CLAUSE = re.compile(r"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:" + "|".join(sorted(WH_WORDS)) +
-                            r")\b[^?]*\?)\s*$", re.IGNORECASE)
+_WH = "|".join(sorted(WH_WORDS))
+_AUXILIARIES = r"am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has"
 # Words that open a subordinate clause: its scene stays in the claim ("… once the NDA is terminated").
 SUBORDINATE = frozenset("after before once when whenever if since until unless while during in on at for by "
                         "from under within".split())
+# A question after a clause that sets its scene ("Once the NDA is terminated, how long do sections 1-6 keep
+# applying?", "When the agreement ends, can we keep a record copy?") or after a remark ("I'm reading
+# about X - what year was she born?").
+LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:{_WH}|{_AUXILIARIES})\b[^?]*\?)\s*$",
+                            re.IGNORECASE)
+# Words that only lead into a question ("So when does it start?", "Roughly how much of the sunlight …?",
+# "OK, what's the fee?", "So can I get it?", "and once I send my invoice, how soon …?"): the question
+# starts after them. A hedge ("roughly", "now") is dropped only before a wh-word: "Now is the time to
+# apply?" starts with its subject.
+_DISCOURSE = r"so|and|but|ok|okay|well|right|hi|hello"
+_HEDGE = r"roughly|approximately|about|around|exactly|precisely|just|also|then|now|please"
+LEAD_IN = re.compile(rf"^(?:(?:(?:{_DISCOURSE}|{_HEDGE})\b,?\s+){{1,3}}(?=(?:{_WH})\b)"
+                     rf"|(?:(?:{_DISCOURSE})\b,?\s+){{1,2}}(?=(?:{_AUXILIARIES}|{'|'.join(sorted(SUBORDINATE))})\b))",
+                     re.IGNORECASE)
 
 
 def wh_question_first(text: str) -> str:
-    """The question with its wh-part first: a scene-setting clause moves after it, a remark before a
-    dash is dropped (the claim is about what is asked; the remark stays in the question)."""
+    """The question with its wh-part first: words that only lead into a question are dropped, a scene-setting
+    clause moves after it, a remark before a dash is dropped (the claim is about what is asked; the
+    remark stays in the question)."""
+    text = LEAD_IN.sub("", text)
     m = LEADING_CLAUSE.match(text)
     if not m:
         return text
@@ -74,7 +89,7 @@ def wh_question_first(text: str) -> str:
     if m.group("sep") != ",":
         return question
     if lead.split()[0].lower() not in SUBORDINATE:
-        return text  # "Yes, what is the fee?": no scene to keep or drop
+        return text  # "Yes, what is the fee?", "Sounds good, can I apply?": no scene to keep or drop
     return f"{question[:-1].rstrip()} {lead[0].lower()}{lead[1:]}?"
 
 
@@ -115,8 +130,14 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     measure = _measure(tokens)
     if measure:
         return measure
-    if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old"):
-        wh, start = f"how {tokens[1].lower_}", 2
+    if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old", "soon", "quickly"):
+        # "How soon / how quickly must we tell them?" asks for a length of time, as "how long" does
+        wh, start = f"how {HOW_LONG.get(tokens[1].lower_, tokens[1].lower_)}", 2
+    elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "far" and tokens[2].lower_ in ("ahead", "back", "in"):
+        # "How far ahead can I claim?", "How far back can a claim be backdated?": a length of time
+        wh, start = "how long", 3 + (tokens[2].lower_ == "in" and len(tokens) > 3 and tokens[3].lower_ == "advance")
+    elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "far":
+        wh, start = "how measure", 2  # "How far did the rupture travel?": a distance
     target, answer_type = WH_TARGET[wh]
     noun = ""
     if wh in ("what", "which", "whose", "how many", "how much") and start < len(tokens) \
@@ -129,6 +150,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         start += 1
         target = {"how many": f"a number of {noun} that", "how much": f"an amount of {noun} that",
                   "whose": f"a person whose {noun}"}.get(wh, f"a {noun} that")
+    elif wh == "how much" and start < len(tokens) and tokens[start].lower_ == "of":
+        answer_type = "NUMBER"  # "How much of the sunlight …": a share ("about 30%"), not money
     if preposition:
         target = f"{target.rsplit(' ', 1)[0]} {preposition} which"
     copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT"

@@ -26,7 +26,7 @@ import numpy as np
 from core import models
 from core.claims import MEASURE_NOUNS
 from core.quantities import without_repeated_digits
-from core.text import sentence_kind, split_sentences
+from core.text import STOPWORDS, sentence_kind, split_sentences
 from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         RetrievedPassage, Sentence)
 
@@ -350,14 +350,14 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     for i in bearing + [i for i in range(len(s_docs)) if i not in bearing]:
         doc = s_docs[i]
         words = _words(doc)
-        if about_entity and names and not names & (words | {_stem(t.text) for t in t_docs[i]}):
+        if about_entity and names and not names & (words | {_stem(t.text) for t in t_docs[i]} | _initials(titles[i])):
             continue  # about another entity
         if kind_stems and not kind_stems & words:
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
         values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
                   and _plain(e.text) not in question_low
                   and not _only_names(e, names) and (not counted or _counts(e, counted, named))
-                  and _unit_fits(e, measure)]
+                  and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))]
         if not values:
             continue
         anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]
@@ -366,6 +366,14 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
                                           _distance(e, anchors_names, len(doc))))
         return AnswerValue(i, re.sub(r"['\u2019]s?$", "", best.text), best.label_)
     return None
+
+
+def _initials(title: str) -> set[str]:
+    """What a question may call a document by its initials: "NDA" for "Non-disclosure agreement 3",
+    "DWP" for "Department for Work and Pensions" (small words skipped or not), lower-cased."""
+    words = [w for w in re.split(r"[\s\-/]+", title) if w[:1].isalpha()]
+    return {"".join(w[0] for w in kept).lower() for kept in (words, [w for w in words if w.lower() not in STOPWORDS])
+            if len(kept) > 1}
 
 
 def answer_candidates(question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[int, str]]:
@@ -412,6 +420,13 @@ def _counts(ent, counted: str, named: bool = False) -> bool:
     after = ent.doc[ent.end:ent.end + 3]
     return any(t.pos_ in nouns and _stem(t.lemma_) == counted for t in (*ent, *after)) or \
         (ent.root.head.pos_ in nouns and _stem(ent.root.head.lemma_) == counted)
+
+
+def _lasts(ent) -> bool:
+    """A length of time: the value names a unit of time ("ten years", "five business days") or is the
+    date it runs until ("until 2027"), not a bare number the model labelled a date ("Sections 1, 2, 3")."""
+    until = ent.start > 0 and ent.doc[ent.start - 1].lower_ in ("until", "till", "through", "to")
+    return until or any(_stem(t.lemma_) in TIME_UNITS for t in (*ent, *ent.doc[ent.end:ent.end + 2]))
 
 
 def _only_names(ent, names: set[str]) -> bool:

@@ -68,7 +68,7 @@ def question_features(doc, has_context: bool) -> QuestionFeatures:
                              0.3 if named else
                              0.6 if deictic and specific_nouns else 1.0),
         "vague_quantifier": (0.0 if not any(t.lower_ in VAGUE and t.lower_ != "it" and
-                                            not (t.lower_ == "much" and t.i > 0 and doc[t.i - 1].lower_ == "how")
+                                            not (t.lower_ in ("much", "many") and t.i > 0 and doc[t.i - 1].lower_ == "how")
                                             for t in words)
                              else 0.2 if named else 0.5),
         "no_named_entity": 0.0 if specific else (0.3 if specific_nouns else 1.0),

@@ -77,6 +77,41 @@ def test_empty_question_is_refused(build):
     ("How much rent do I pay?", "MONEY"),
     ("How much Child Benefit can I get?", "MONEY"),  # a scheme's name
     ("How much does the ticket cost?", "MONEY"),
+    ("How much of the sunlight gets reflected back into space?", "NUMBER"),  # a share: "approximately 30%"
 ])
 def test_how_much_asks_for_money_only_when_its_noun_is_money(question, answer_type):
     assert ClaimBuilder().run(question).answer_type == answer_type
+
+
+@pytest.mark.parametrize("question, schema, answer_type", [
+    # The train KB's questions, as people type them: the words before the wh-word only lead into it
+    ("Roughly how much of the sunlight hitting the upper atmosphere gets reflected back into space?",
+     "existential", "NUMBER"),
+    ("Exactly how much money do I need to show in my bank account for a Tier 4 visa?", "existential", "MONEY"),
+    ("So when does the payment start?", "existential", "DATE"),
+    ("OK, what's the fee?", "existential", "MONEY"),
+    ("So can I get the Winter Fuel Payment?", "polar", ""),  # a yes/no question stays one …
+    ("Now is the time to apply?", "polar", ""),  # … and a hedge before its verb is its subject
+])
+def test_words_that_lead_into_a_wh_question_do_not_make_it_yes_or_no(build, question, schema, answer_type):
+    claim = build(question)
+    assert (claim.schema, claim.answer_type) == (schema, answer_type)
+    assert not claim.text.lower().startswith(("so ", "ok", "roughly", "exactly"))
+
+
+@pytest.mark.parametrize("question, text, answer_type", [
+    # The train KB's questions: a yes/no question after the clause that sets its scene, a scene after "and",
+    # and "how soon" / "how quickly" asking for a length of time
+    ("When the cyber mutual assistance agreement ends, can we hang on to a record copy of the confidential info?",
+     "We can hang on to a record copy of the confidential info when the cyber mutual assistance agreement ends.", ""),
+    ("and once I send my invoice, how soon do I get paid?",
+     "There exists a duration such that I get paid once I send my invoice.", "DURATION"),
+    ("how quickly must we tell the other participating entities?",
+     "There exists a duration such that we must tell the other participating entities.", "DURATION"),
+    ("How far ahead can I claim Housing Benefit?", "There exists a duration such that I can claim Housing Benefit.",
+     "DURATION"),
+    ("How far did the rupture travel?", "There exists a measure such that the rupture traveled.", "MEASURE"),
+])
+def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_type):
+    claim = build(question)
+    assert (claim.text, claim.answer_type) == (text, answer_type)

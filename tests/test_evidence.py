@@ -247,3 +247,15 @@ def test_a_count_of_another_unit_is_still_not_the_answer():
 def test_a_number_repeated_in_digits_is_still_read_as_one_value(question, sentence, value):
     found = answer_value(question, "DURATION", [sentence], ["Non-disclosure agreement"])
     assert found is not None and found.value == value
+
+
+def test_a_document_called_by_its_initials_and_a_duration_that_names_a_unit():
+    """The train KB's cyber mutual assistance NDA (from ContractNLI train): "NDA" names "Non-disclosure
+    agreement 3", and of the values the model labels dates, "Sections 1, 2, 3" holds no length of time."""
+    sentence = ("The provisions of Sections 1, 2, 3, 4, 5 and 6 shall survive the termination of this Agreement "
+                "for a period of ten (10) years.")
+    question = "once the cyber mutual assistance NDA is terminated, how long do sections 1-6 keep applying?"
+    assert answer_value(question, "DURATION", [sentence], ["Non-disclosure agreement 3"]).value == "ten years"
+    assert answer_value(question, "DURATION", [sentence], ["Employment contract"]) is None
+    assert answer_value("How long does the warranty last?", "DURATION", ["The warranty lasts until 2027."],
+                        ["Warranty"]).value == "2027"

@@ -47,3 +47,12 @@ def test_a_bare_question_is_still_underspecified():
 
 def test_a_noun_with_a_specific_verb_is_a_specific_question():
     assert max(heuristics("Can my landlord evict me?").values()) == 0.0
+
+
+@pytest.mark.parametrize("question, vague", [
+    ("How many weeks ahead of my move can I put in a housing benefit claim?", 0.0),  # train KB: a count asked
+    ("How much of the sunlight gets reflected back into space?", 0.0),
+    ("Can I get some help with my rent?", 0.5),  # "some help": vague
+])
+def test_how_many_asks_for_a_count_it_is_not_a_vague_quantity(question, vague):
+    assert heuristics(question)["vague_quantifier"] == vague
