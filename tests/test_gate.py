@@ -28,7 +28,7 @@ def test_clear_question_is_answered_by_default_rule():
 ])
 def test_each_rule_fires_on_its_signal(overrides, action, rule):
     d = decide(trace(signals(**overrides)), {"rule_low_retrieval": True, "rule_low_confidence": True,
-                                                "rule_low_sufficiency": True})  # off by default
+                                                "rule_low_sufficiency": True, "rule_uncovered_topics": True})  # off by default
     assert (d.action, d.rule) == (action, rule)
     fired = [r for r in d.rules if r.fired]
     assert len(fired) == 1 and fired[0].name == rule
@@ -41,21 +41,24 @@ def test_each_rule_fires_on_its_signal(overrides, action, rule):
 def test_a_dialogue_under_way_is_not_abstained_on_or_asked_what_it_means(overrides, rule):
     # ShARC train: once the user has answered follow-ups about a rule ("Are you in New Zealand? Yes" for "Can I
     # claim bereavement benefits?"), the question is the rule's verdict, not a fact the evidence must word
-    assert decide(trace(signals(**overrides))).rule == rule
-    assert decide(trace(signals(**overrides, follow_ups_answered=1))).action == "ANSWER"
+    on = {f"rule_{rule}": True}  # the uncovered-topics rule is off by default
+    assert decide(trace(signals(**overrides)), on).rule == rule
+    assert decide(trace(signals(**overrides, follow_ups_answered=1)), on).action == "ANSWER"
 
 
 def test_uncovered_topics_judge_only_a_question_that_turns_on_the_asker():
     # A contract hypothesis or an article question has its own calibrated P(fact stated); on ContractNLI
     # and SQuAD train the uncovered-topics rule refused answerable items at 25 % and 14 % precision
-    uncovered = {"evidence_coverage": 0.5, "p_fact": 0.9}
-    assert decide(trace(signals(**uncovered, p_depends=0.9)), {"depends_min": 0.5}).rule == "uncovered_topics"
-    assert decide(trace(signals(**uncovered, p_depends=0.1)), {"depends_min": 0.5}).action == "ANSWER"
+    # (the rule is off by default since the thirteenth session; switched on, it reads depends_min)
+    uncovered, on = {"evidence_coverage": 0.5, "p_fact": 0.9}, {"rule_uncovered_topics": True}
+    assert decide(trace(signals(**uncovered, p_depends=0.9)), {**on, "depends_min": 0.5}).rule == "uncovered_topics"
+    assert decide(trace(signals(**uncovered, p_depends=0.1)), {**on, "depends_min": 0.5}).action == "ANSWER"
     # 0 judges every question
-    assert decide(trace(signals(**uncovered, p_depends=0.1)), {"depends_min": 0.0}).rule == "uncovered_topics"
+    assert decide(trace(signals(**uncovered, p_depends=0.1)), {**on, "depends_min": 0.0}).rule == "uncovered_topics"
+    assert decide(trace(signals(**uncovered, p_depends=0.9))).action == "ANSWER"  # off by default
     # a question the value type of which the evidence lacks is refused by the answer-type rule instead
     # ("How deep is Lake Morrow?" is not answered with the lake's area)
-    no_value = decide(trace(signals(**uncovered, p_depends=0.1, answer_type_found=0.0)))
+    no_value = decide(trace(signals(**uncovered, p_depends=0.1, answer_type_found=0.0)), on)
     assert (no_value.action, no_value.rule) == ("ABSTAIN", "answer_type")
 
 
