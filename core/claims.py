@@ -26,6 +26,7 @@ WH_TARGET = {
     "how measure": ("a measure such that", "MEASURE"),
     "how": ("a way in which", ""), "what": ("something that", ""), "which": ("something that", ""),
 }
+# "How soon / how quickly …?" asks what "How long …?" does.
 HOW_LONG = {"soon": "long", "quickly": "long"}
 # Copular questions ("How much is X?", "Where is X?") become "There exists <target> X".
 COPULA_TARGET = {"how much": "an amount for", "how many": "a number for", "how long": "a duration for",
@@ -131,7 +132,6 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     if measure:
         return measure
     if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old", "soon", "quickly"):
-        # "How soon / how quickly must we tell them?" asks for a length of time, as "how long" does
         wh, start = f"how {HOW_LONG.get(tokens[1].lower_, tokens[1].lower_)}", 2
     elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "far" and tokens[2].lower_ in ("ahead", "back", "in"):
         # "How far ahead can I claim?", "How far back can a claim be backdated?": a length of time

@@ -140,11 +140,11 @@ def _normalise(text: str) -> str:
     return straight_quotes(text).replace("\u2013", "-").lower()
 
 
-
 def without_repeated_digits(text: str) -> str:
     """``text`` with each spelled-out number's repetition in digits dropped ("five (5) business days" →
     "five business days"), so that a named-entity model reads the whole value."""
     return _REPEATED_IN_DIGITS.sub(lambda m: m.group("words"), text)
+
 
 def _words_value(words: str) -> float:
     total = current = 0
