@@ -192,12 +192,8 @@ def extract(text: str) -> list[Quantity]:
             continue
         consumed = end
         if quantity.span[0] == pending_upper:
-            quantity = _replace(quantity, relation="<=")
-            if found[-1].kind == "number" and quantity.kind != "number":
-                found[-1] = _with_kind_of(found[-1], quantity)
-            elif quantity.kind == "number" and found[-1].kind != "number":
-                quantity = _with_kind_of(quantity, found[-1])
-            elif quantity.kind == found[-1].kind and "/" in quantity.unit and "/" not in found[-1].unit:
+            found[-1], quantity = _one_kind(found[-1], _replace(quantity, relation="<="))
+            if quantity.kind == found[-1].kind and "/" in quantity.unit and "/" not in found[-1].unit:
                 found[-1] = _replace(found[-1], unit=quantity.unit)  # "between £100 and £200 a week"
             pending_upper = -1
         elif quantity.relation == "between" or (quantity.relation == "==" and _BARE_RANGE.match(low[end:])):
@@ -206,10 +202,7 @@ def extract(text: str) -> list[Quantity]:
             joint = re.match(r"\s*(?:and|to|-|–)\s*", low[end:])
             pending_upper = end + joint.end() if joint else -1
         elif found and _joined_bounds(found[-1], quantity, low):
-            if quantity.kind == "number" and found[-1].kind != "number":
-                quantity = _with_kind_of(quantity, found[-1])
-            elif found[-1].kind == "number" and quantity.kind != "number":
-                found[-1] = _with_kind_of(found[-1], quantity)
+            found[-1], quantity = _one_kind(found[-1], quantity)
         found.append(quantity)
     for m in _NONE_OF.finditer(low):
         noun = m.group("noun")
@@ -247,6 +240,16 @@ def _with_kind_of(first: Quantity, second: Quantity) -> Quantity:
     scale = second.value / _raw_value(second) if _raw_value(second) else 1.0
     return _replace(first, value=first.value * scale, kind=second.kind, unit=second.unit,
                     subject=second.subject)
+
+
+def _one_kind(first: Quantity, second: Quantity) -> tuple[Quantity, Quantity]:
+    """The two bounds of one range measure one thing: a bare number takes the other bound's kind
+    ("between 16 and 19 years", "at least 16 and under 19")."""
+    if first.kind == "number" and second.kind != "number":
+        return _with_kind_of(first, second), second
+    if second.kind == "number" and first.kind != "number":
+        return first, _with_kind_of(second, first)
+    return first, second
 
 
 def _raw_value(q: Quantity) -> float:

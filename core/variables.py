@@ -600,10 +600,17 @@ def object_lead(item: str, lead: str) -> str:
     return f"{main}:" if last in OPEN_LEAD_END or voice.known_verb(last) else ""
 
 
+ALTERNATIVES = ("any", "unclear")  # groups one established item meets (see ``list_logic``)
+
+
+def _met_alternatives(conditions) -> set[str]:
+    return {c.group for c in conditions if c.group in ALTERNATIVES and c.status == "established"}
+
+
 def still_open(conditions) -> list[Condition]:
     """Missing conditions that can still change the outcome (an "any" or "unclear" group already met
     needs no more, see ``combine``)."""
-    met = {g for g in ("any", "unclear") if any(c.status == "established" for c in conditions if c.group == g)}
+    met = _met_alternatives(conditions)
     return [c for c in conditions if c.status == "missing" and c.group not in met]
 
 
@@ -617,11 +624,10 @@ def combine(conditions: list[Condition] | tuple[Condition, ...]) -> str:
     if not conditions:
         return "none"
     all_group = [c for c in conditions if c.group == "all"]
-    any_group = [c for c in conditions if c.group == "any"]
-    unclear = [c for c in conditions if c.group == "unclear"]
+    alternatives = {g: [c for c in conditions if c.group == g] for g in ALTERNATIVES}
     if any(c.status == "contradicted" for c in all_group) or \
-            any(group and all(c.status == "contradicted" for c in group) for group in (any_group, unclear)):
+            any(group and all(c.status == "contradicted" for c in group) for group in alternatives.values()):
         return "failed"
     all_ok = all(c.status == "established" for c in all_group)
-    any_ok = all(not group or any(c.status == "established" for c in group) for group in (any_group, unclear))
-    return "satisfied" if all_ok and any_ok else "undetermined"
+    alternatives_ok = {g for g, group in alternatives.items() if group} <= _met_alternatives(conditions)
+    return "satisfied" if all_ok and alternatives_ok else "undetermined"
