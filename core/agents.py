@@ -24,7 +24,7 @@ from core import settings as settings_mod
 from core.abduction import nli_units
 from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
-from core.evidence import answer_candidates, answer_value
+from core.evidence import answer_candidates, answer_value, passage_headings
 from core.text import normalized, split_sentences
 from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
@@ -130,7 +130,8 @@ class AnswerAgent:
         others by how many question words they share), and that value."""
         candidates = answer_candidates(trace.query.question,
                                        [(self._best_sentence(trace, p), nli.premise_texts(p.passage)) for p in kept])
-        index, span = _span(trace, [s for _, s in candidates], [kept[i].passage.title for i, _ in candidates])
+        index, span = _span(trace, [s for _, s in candidates], [kept[i].passage.title for i, _ in candidates],
+                            sections=[passage_headings(kept[i].passage) for i, _ in candidates])
         owner, sentence = candidates[index]
         return kept[owner], sentence, span
 
@@ -147,11 +148,11 @@ class AnswerAgent:
 
 
 def _span(trace: Trace, sentences: list[str], titles: list[str] | None = None,
-          about_entity: bool = True) -> tuple[int, str]:
+          about_entity: bool = True, sections: list[str] | None = None) -> tuple[int, str]:
     """(index, value): the first sentence bearing a value of the type the question asks for,
     about the asked entity, and that value; (0, "") when the question asks for no type or no
     sentence bears one."""
-    found = answer_value(trace.query.question, trace.claim.answer_type, sentences, titles, about_entity)
+    found = answer_value(trace.query.question, trace.claim.answer_type, sentences, titles, about_entity, sections)
     return (found.index, found.value) if found else (0, "")
 
 

@@ -2,8 +2,9 @@
 cover every topic of the question, marked inside their passages rather than cut out of them.
 
 The question's topics are its content noun chunks and content words (spaCy). Each candidate
-sentence is aligned with each topic: the share of the topic's lemmas found in the sentence, or, if
-higher, the cosine of the topic and the sentence embeddings. A topic is covered by a sentence when
+sentence is aligned with each topic: the share of the topic's lemmas found in the sentence or in
+the headings of its passage's section, or, if higher, the cosine of the topic and the sentence
+embeddings. A topic is covered by a sentence when
 that alignment reaches ``cover_min``. Then, as in the seed's inner retriever: score every sentence
 by its mean alignment with the topics still uncovered, take the best, drop the topics it covers,
 reformulate the query from the rest and repeat, until every topic is covered, no sentence that
@@ -26,7 +27,7 @@ import numpy as np
 from core import models
 from core.claims import MEASURE_NOUNS
 from core.quantities import without_repeated_digits
-from core.text import STOPWORDS, sentence_kind, split_sentences
+from core.text import STOPWORDS, headings, sentence_kind, split_sentences
 from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         RetrievedPassage, Sentence)
 
@@ -83,8 +84,13 @@ class EvidenceSelector:
                            for p in passages][:self.top_k_passages]
         candidates = [c for p in chosen_passages for c in candidate_sentences(p)]
         topic_texts = [question] if query_topics is None else [t for t in query_topics if t.strip()]
-        docs = models.parse(topic_texts + [c.sentence.text for c in candidates]) if topic_texts or candidates else []
-        topic_docs, sentence_docs = docs[:len(topic_texts)], docs[len(topic_texts):]
+        sections = [passage_headings(p) for p in chosen_passages]
+        texts = topic_texts + [c.sentence.text for c in candidates] + sections
+        docs = models.parse(texts) if topic_texts or candidates else []
+        topic_docs = docs[:len(topic_texts)]
+        sentence_docs = docs[len(topic_texts):len(topic_texts) + len(candidates)]
+        section_lemmas = {p.id: _lemmas(d, content_only=False)
+                          for p, d in zip(chosen_passages, docs[len(topic_texts) + len(candidates):])}
         if query_topics is None:
             topics = _question_topics(topic_docs[0])
         else:
@@ -95,7 +101,10 @@ class EvidenceSelector:
 
         vectors = models.embed([t.text for t in topics] + [c.sentence.text for c in candidates])
         semantic = np.clip(vectors[len(topics):] @ vectors[:len(topics)].T, 0.0, 1.0)  # sentences × topics
-        sentence_lemmas = [_lemmas(d, content_only=False) for d in sentence_docs]
+        # A sentence is read with its section's heading: "You could get up to £1,200" under "Vulnerable
+        # student bursary" says what that bursary pays. Words only: the embedding is the sentence's own.
+        sentence_lemmas = [_lemmas(d, content_only=False) | section_lemmas[c.passage.id]
+                           for c, d in zip(candidates, sentence_docs)]
         lexical = np.array([[_overlap(t.lemmas, lem) for t in topics] for lem in sentence_lemmas])
         align = np.maximum(lexical, semantic)
         return self._select(topics, candidates, align, chosen_passages)
@@ -211,6 +220,11 @@ def candidate_sentences(passage: Passage) -> list[Candidate]:
     return out
 
 
+def passage_headings(passage: Passage) -> str:
+    """The headings of ``passage`` (``core.text.headings``): what its section is about."""
+    return headings(passage.sentences or _split(passage))
+
+
 def _split(passage: Passage) -> list[Sentence]:
     return [Sentence(s.text, s.start + passage.start, s.end + passage.start) for s in split_sentences(passage.text)]
 
@@ -310,14 +324,15 @@ def _unit_fits(ent, measure: str) -> bool:
 
 
 def answer_value(question: str, answer_type: str, sentences: Sequence[str],
-                 titles: Sequence[str] | None = None, about_entity: bool = True) -> AnswerValue | None:
+                 titles: Sequence[str] | None = None, about_entity: bool = True,
+                 sections: Sequence[str] | None = None) -> AnswerValue | None:
     """The first sentence that bears the answer, and the value in it; None when none does.
 
     A sentence bears the answer when it holds a value of the asked type (``answer_type``: DATE,
     MONEY, NUMBER, …) that the question does not already contain, names the asked entity (a name
-    of the question in the sentence or in its passage's title, ``titles[i]``), and, when the
-    question says what kind of value it wants ("How many robots", "ticket price", "population"),
-    names that kind too. Of the values in the sentence, the one nearest the question's relation
+    of the question in the sentence, in its passage's title, ``titles[i]``, or in the headings of
+    its section, ``sections[i]``), and, when the question says what kind of value it wants ("How
+    many robots", "ticket price", "population"), names that kind too. Of the values in the sentence, the one nearest the question's relation
     words ("open" for "When did the Harlow Bridge open to traffic?") is the answer: the opening
     date, not the construction start. ``about_entity=False`` drops the entity test, for a
     sentence reached through a bridge ("Edith Marlowe was born in Tessby" for "the designer of
@@ -327,11 +342,15 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     if not wanted or not sentences:
         return None
     titles = list(titles) if titles is not None else [""] * len(sentences)
-    if len(titles) != len(sentences):
-        raise ValueError("give one title per sentence (or none)")
+    sections = list(sections) if sections is not None else [""] * len(sentences)
+    if len(titles) != len(sentences) or len(sections) != len(sentences):
+        raise ValueError("give one title and one section per sentence (or none)")
     sentences = [without_repeated_digits(s) for s in sentences]
-    docs = models.parse([question, *sentences, *titles])
-    q_doc, s_docs, t_docs = docs[0], docs[1:len(sentences) + 1], docs[len(sentences) + 1:]
+    n = len(sentences)
+    docs = models.parse([question, *sentences, *titles, *sections])
+    q_doc, s_docs = docs[0], docs[1:n + 1]
+    named_by = [{_stem(t.text) for t in title_doc} | {_stem(t.text) for t in section_doc}
+                for title_doc, section_doc in zip(docs[n + 1:2 * n + 1], docs[2 * n + 1:])]
     question_low = _plain(question)
     names = {_stem(t.text) for t in q_doc if t.pos_ == "PROPN" or (t.ent_type_ and t.ent_type_ not in VALUE_LABELS["NUMBER"] | {"DATE", "TIME"})}
     names -= {_stem(w) for w in WH_WORDS}
@@ -350,7 +369,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     for i in bearing + [i for i in range(len(s_docs)) if i not in bearing]:
         doc = s_docs[i]
         words = _words(doc)
-        if about_entity and names and not names & (words | {_stem(t.text) for t in t_docs[i]} | _initials(titles[i])):
+        if about_entity and names and not names & (words | named_by[i] | _initials(titles[i])):
             continue  # about another entity
         if kind_stems and not kind_stems & words:
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")

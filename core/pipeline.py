@@ -24,7 +24,7 @@ from core import nli as nli_mod
 from core import settings as settings_mod
 from core.abduction import AbductionStage
 from core.claims import ClaimBuilder
-from core.evidence import EvidenceSelector, answer_candidates, answer_value
+from core.evidence import EvidenceSelector, answer_candidates, answer_value, passage_headings
 from core.generation import Backend, backend_for
 from core.kb import KnowledgeBase
 from core.kg import SubgraphQuery
@@ -201,7 +201,8 @@ def _answer_evidence(retrieval, claim, nli: NliResult, question: str,
     candidates = answer_candidates(question, [(dict(premises[i])[results[i].best_sentence],
                                                [t for _, t in premises[i]]) for i in kept])
     found = answer_value(question, claim.answer_type, [s for _, s in candidates],
-                         [passages[kept[k]].passage.title for k, _ in candidates])
+                         [passages[kept[k]].passage.title for k, _ in candidates],
+                         sections=[passage_headings(passages[kept[k]].passage) for k, _ in candidates])
     return (frozenset({found.label}),) if found else ()
 
 

@@ -13,7 +13,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 from core.types import Sentence
 
@@ -75,6 +75,14 @@ def sentence_kind(sentence: Sentence | str) -> str:
     if _BULLET_PREFIX.match(text):
         return "bullet"
     return "sentence"
+
+
+def headings(sentences: Sequence[Sentence | str]) -> str:
+    """What the headings among ``sentences`` say, markers stripped and joined ("1619 bursary fund:
+    eligibility. Vulnerable student bursary"): a passage starts at its section's heading, which names
+    what its sentences are about when they do not ("You could get up to £1,200 …")."""
+    texts = (s.text if isinstance(s, Sentence) else s for s in sentences)
+    return ". ".join(m.group("body").strip() for t in texts if (m := HEADING.fullmatch(t)) and m.group("body").strip())
 
 
 def units(text: str) -> list[Unit]:

@@ -101,6 +101,21 @@ def test_headings_are_never_evidence(warm):
     assert r.sentences and all(not s.text.startswith("#") for s in r.sentences)
 
 
+BURSARY = ("# 16 to 19 Bursary Fund: eligibility\n\n## Vulnerable student bursary\n\n"
+           "You could get up to £1,200 if at least one of the following applies:\n\n"
+           "* you're in or recently left local authority care\n* you get Income Support in your name")
+
+
+def test_a_sentence_is_read_with_its_section_heading(warm):
+    """The amount sits under the heading that names the bursary; the sentence itself does not."""
+    passage = Passage("bursary#0", "bursary", "16 to 19 Bursary Fund", BURSARY, 0, len(BURSARY),
+                      tuple(split_sentences(BURSARY)))
+    r = EvidenceSelector().run("What's the most I could get from the vulnerable student bursary?",
+                               [RetrievedPassage(passage, 1, 0.5, 1.0, 1.0, 0.5)])
+    assert r.sentences[0].text.startswith("You could get up to £1,200")
+    assert "vulnerable student bursary" in r.sentences[0].topics and not r.uncovered
+
+
 def test_given_topics_replace_the_question_topics(warm):
     r = EvidenceSelector().run(TWO_TOPICS, retrieved(), query_topics=["Lake Morrow", "deep"])
     assert r.topics == ("Lake Morrow", "deep")
@@ -205,9 +220,11 @@ def test_candidates_put_the_best_sentence_first_then_by_shared_words():
     assert order == [(0, "B."), (0, "The bridge opened in 1958."), (0, "A cat.")]
 
 
-def test_one_title_per_sentence_is_required():
-    with pytest.raises(ValueError, match="one title per sentence"):
+def test_one_title_and_one_section_per_sentence_are_required():
+    with pytest.raises(ValueError, match="one title and one section per sentence"):
         answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a", "b"])
+    with pytest.raises(ValueError, match="one title and one section per sentence"):
+        answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a"], sections=["a", "b"])
 
 
 @pytest.mark.parametrize("question, answer_type, sentence, title, value", [
@@ -247,6 +264,13 @@ def test_a_count_of_another_unit_is_still_not_the_answer():
 def test_a_number_repeated_in_digits_is_still_read_as_one_value(question, sentence, value):
     found = answer_value(question, "DURATION", [sentence], ["Non-disclosure agreement"])
     assert found is not None and found.value == value
+
+
+def test_the_asked_entity_may_be_named_by_the_sentences_section():
+    question, sentence = "How much is the Hardship Grant?", "It pays £400 a year."
+    assert answer_value(question, "MONEY", [sentence], ["Student support"]) is None
+    found = answer_value(question, "MONEY", [sentence], ["Student support"], sections=["Hardship Grant"])
+    assert found is not None and found.value.endswith("400")
 
 
 def test_a_document_called_by_its_initials_and_a_duration_that_names_a_unit():
