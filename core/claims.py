@@ -57,6 +57,8 @@ MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage"
 
 
 _WH = "|".join(sorted(WH_WORDS))
+# The wh-phrases that can be a clause's subject ("Who can apply?", "How many teams were selected?").
+SUBJECT_WH = frozenset({"who", "what", "which", "whose", "how many", "how much"})
 _AUXILIARIES = r"am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has"
 # Words that open a subordinate clause: its scene stays in the claim ("… once the NDA is terminated").
 SUBORDINATE = frozenset("after before once when whenever if since until unless while during in on at for by "
@@ -77,11 +79,29 @@ LEAD_IN = re.compile(rf"^(?:(?:(?:{_DISCOURSE}|{_HEDGE})\b,?\s+){{1,3}}(?=(?:{_W
                      re.IGNORECASE)
 
 
+# A wh-word's contracted auxiliary ("When's the deadline?", "Who's got the key?", "Where'd it go?"),
+# which the parser reads as a possessive: spelled out, as "has" before a participle, "would" before
+# the verbs it usually goes with.
+WH_CONTRACTION = re.compile(rf"\b(?P<wh>{_WH})['’](?P<aux>s|re|d)\b(?=(?P<next>\s+\w+)?)", re.IGNORECASE)
+_HAS_BEFORE = frozenset({"been", "got", "gotten", "had", "done"})
+_WOULD_BEFORE = frozenset({"be", "have", "like", "want", "rather", "need"})
+
+
+def _spelled_out(m: re.Match) -> str:
+    after = (m.group("next") or "").strip().lower()
+    aux = m.group("aux").lower()
+    if aux == "s":
+        return f"{m.group('wh')} {'has' if after in _HAS_BEFORE else 'is'}"
+    if aux == "re":
+        return f"{m.group('wh')} are"
+    return f"{m.group('wh')} {'would' if after in _WOULD_BEFORE else 'did'}"
+
+
 def wh_question_first(text: str) -> str:
     """The question with its wh-part first: words that only lead into a question are dropped, a scene-setting
     clause moves after it, a remark before a dash is dropped (the claim is about what is asked; the
     remark stays in the question)."""
-    text = LEAD_IN.sub("", text)
+    text = WH_CONTRACTION.sub(_spelled_out, LEAD_IN.sub("", text))
     m = LEADING_CLAUSE.match(text)
     if not m:
         return text
@@ -163,9 +183,23 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
                                 if t.lemma_.lower() in NOUN_TYPE), answer_type)
         return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
                      wh=wh, answer_type=answer_type)
-    rest = _declarative(tokens[start:])
+    asks_subject = not preposition and _asks_the_subject(wh, tokens[start:])
+    rest = _join(tokens[start:]) if asks_subject else _declarative(tokens[start:])
     return Claim(text=_sentence(f"There exists {target} {rest}"), schema="existential",
                  wh=wh, answer_type=answer_type)
+
+
+def _asks_the_subject(wh: str, tokens) -> bool:
+    """Whether the wh-phrase is the clause's subject, so nothing is inverted: an auxiliary followed
+    straight by a verb ("Who can apply?", "What has been decided?", "Who was born in Tessby?") or,
+    after "be", by an adjective ("Which documents are confidential?")."""
+    if wh not in SUBJECT_WH or len(tokens) < 2 or tokens[0].pos_ != "AUX" or tokens[0].lemma_ == "do":
+        return False
+    after = next((t for t in tokens[1:] if t.lower_ not in ("not", "n't")), None)
+    if after is None or not after.text[:1].islower():  # "was Beyoncé …": a name is a subject
+        return False
+    return (after.pos_ in ("VERB", "AUX") or after.tag_ in ("VB", "VBN", "VBG")
+            or (tokens[0].lemma_ == "be" and after.pos_ == "ADJ"))
 
 
 def _measure(tokens) -> Claim | None:
@@ -194,14 +228,12 @@ def _declarative(tokens) -> str:
     if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
         return _join(tokens)
     end = _subject_end(tokens)
-    if lead.lemma_ == "do":  # "did Edith Marlowe design": the base-form verb ends the subject
-        end = next((i for i, t in enumerate(tokens[2:], start=2)
-                    if t.tag_ == "VB" or t.pos_ == "VERB" or (voice.known_verb(t.text) and i == len(tokens) - 1)
-                    or (voice.known_verb(t.text) and i == len(tokens) - 2 and tokens[-1].text == "?")), end)
+    verb = _do_verb(tokens) if lead.lemma_ == "do" else None
+    if verb is not None:  # "did Edith Marlowe design": the base-form verb ends the subject
+        end = verb
     subject = _join(tokens[1:end])
     aux = lead.text.lower()
-    if lead.lemma_ == "do" and end < len(tokens) and (tokens[end].tag_ == "VB" or voice.known_verb(tokens[end].text)) and \
-            not any(t.lower_ in ("not", "n't") for t in tokens):
+    if verb is not None and not any(t.lower_ in ("not", "n't") for t in tokens):
         # "did the bridge open to traffic" → "the bridge opened to traffic"
         verb = voice.inflect(tokens[end].lemma_.lower(), "past" if aux == "did" else
                              "third" if aux == "does" else "base")
@@ -209,6 +241,26 @@ def _declarative(tokens) -> str:
     if subject.split(" ", 1)[0] == "I":
         aux = {"are": "am", "were": "was"}.get(aux, aux)
     return f"{subject} {aux} {_join(tokens[end:])}".strip()
+
+
+def _do_verb(tokens) -> int | None:
+    """Where the verb of a "do" question is (a position in ``tokens``), or None: the first verb before
+    the clause's first preposition or subordinate clause ("did the first iPod cost | when it
+    launched"), by its tag or as a verb form ``core.voice`` knows; where there is none there, the word right after a name or pronoun ("did Edith
+    design", "did Beyoncé release | in 2003": a verb read as a noun); else the first verb after
+    that; with none anywhere, the last word ("does the certificate of free sale expire")."""
+    stop = next((i for i, t in enumerate(tokens[2:], start=2)
+                 if t.pos_ in ("ADP", "SCONJ", "PUNCT") or t.lower_ in WH_WORDS or t.lower_ in SUBORDINATE), len(tokens))
+    verbs = [i for i in range(2, len(tokens)) if tokens[i].tag_ == "VB" or tokens[i].pos_ == "VERB"]
+    before = [i for i in verbs if i < stop] + [  # a known verb form, unless a noun follows ("wind turbine")
+        i for i in range(2, stop) if voice.known_verb(tokens[i].text) and tokens[i].text[:1].islower()
+        and not (i + 1 < len(tokens) and tokens[i + 1].pos_ in ("NOUN", "PROPN"))]
+    after_name = [i for i in range(2, stop) if tokens[i].pos_ in ("NOUN", "VERB") and tokens[i].text[:1].islower()
+                  and tokens[i - 1].pos_ in ("PROPN", "PRON")]
+    words = [i for i in range(2, len(tokens)) if tokens[i].is_alpha]
+    last = words[-1] if words and tokens[words[-1]].text[:1].islower() \
+        and tokens[words[-1]].pos_ in ("NOUN", "VERB") else None
+    return (before or after_name or verbs or [last])[0]
 
 
 def _subject_end(tokens) -> int:

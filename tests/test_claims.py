@@ -23,6 +23,7 @@ def build():
      "MEASURE"),
     ("How long is the River Ost?", "existential", "There exists a length for the River Ost.", "MEASURE"),
     ("Did the bridge open in 1958?", "polar", "The bridge opened in 1958.", ""),
+    ("Does the certificate of free sale expire?", "polar", "The certificate of free sale expires.", ""),
     ("Does the fund cover rent?", "polar", "The fund covers rent.", ""),
     ("Is my child eligible for VA-financed health care?", "polar", "My child is eligible for VA-financed health care.", ""),
     # a wh-question after a clause that sets its scene, or after a remark (train KB and blind-set phrasing)
@@ -113,5 +114,33 @@ def test_words_that_lead_into_a_wh_question_do_not_make_it_yes_or_no(build, ques
     ("How far did the rupture travel?", "There exists a measure such that the rupture traveled.", "MEASURE"),
 ])
 def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_type):
+    claim = build(question)
+    assert (claim.text, claim.answer_type) == (text, answer_type)
+
+
+@pytest.mark.parametrize("question, text, answer_type", [
+    # the wh-phrase is the subject: nothing to invert ("Who can apply?" was "… a person who apply can.")
+    ("Who can apply?", "There exists a person who can apply.", "PERSON"),
+    ("Who would be eligible?", "There exists a person who would be eligible.", "PERSON"),
+    ("Who was born in Tessby?", "There exists a person who was born in Tessby.", "PERSON"),
+    ("What has been decided?", "There exists something that has been decided.", ""),
+    ("How many teams were selected?", "There exists a number of teams that were selected.", "NUMBER"),
+    # … while a subject after the auxiliary is still moved in front of it
+    ("When can I apply?", "There exists a time when I can apply.", "DATE"),
+    # a wh-word's contracted auxiliary, which the parser reads as a possessive
+    ("When's Beyoncé's birthday?", "There exists a date for Beyoncé's birthday.", "DATE"),
+    ("When’s the deadline?", "There exists a date for the deadline.", "DATE"),
+    ("Who's got the key?", "There exists a person who has got the key.", "PERSON"),
+    ("How's the payment made?", "There exists a way in which the payment is made.", ""),
+    ("Where'd the name come from?", "There exists a place where the name came from.", "PLACE"),
+    # "do" questions whose verb the parse reads as a noun or finds only in a later clause
+    ("What did Edith design?", "There exists something that Edith designed.", ""),
+    ("What did Beyoncé release in 2003?", "There exists something that Beyoncé released in 2003.", ""),
+    ("What did the first iPod cost when it launched in 2001?",
+     "There exists something that the first iPod cost when it launched in 2001.", ""),
+    ("How much electricity does a typical wind turbine generate?",
+     "There exists an amount of electricity that a typical wind turbine generates.", "MEASURE"),
+])
+def test_a_subject_wh_phrase_contracted_auxiliaries_and_do_questions(build, question, text, answer_type):
     claim = build(question)
     assert (claim.text, claim.answer_type) == (text, answer_type)
