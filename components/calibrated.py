@@ -38,6 +38,6 @@ def render_calibrated(trace: Trace) -> None:
         st.error(str(exc))
         return
     st.dataframe(rows, hide_index=True, width="stretch")
-    refs = calibrated.referents(trace.query.question, trace.passages)
+    refs = calibrated.referents(trace.query.question, trace.passages, trace.rivals)
     if len(refs) > 1:
         st.caption("The question could mean any of: " + "; ".join(md(r) for r in refs))

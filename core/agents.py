@@ -19,7 +19,7 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from core import models, nli, prompts
+from core import calibrated, models, nli, prompts
 from core import settings as settings_mod
 from core.abduction import nli_units
 from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
@@ -33,6 +33,7 @@ from core.variables import object_lead, still_open
 TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount",
               "NUMBER": "the number", "DURATION": "the duration", "MEASURE": "the measurement"}
 ANSWER_MODES = ("auto", "extractive", "generated")
+MAX_CHOICES = 4  # documents a "which one do you mean" question lists
 
 
 
@@ -254,12 +255,15 @@ class AskAgent:
         return p.passage.title if p else "your question"
 
     def _which_one(self, trace: Trace, asked: list[str]) -> Response:
-        """No open condition (the gate asked because of ambiguity or conflict): ask which
-        of the top documents the question is about."""
-        titles = list(dict.fromkeys(p.passage.title for p in trace.passages))[:2]
+        """No open condition (the gate asked because of ambiguity or conflict): ask which of the
+        things the question could mean it is about (``calibrated.referents``, the knowledge base's
+        other documents of the kind it names included), else which of the top two documents."""
+        titles = list(calibrated.referents(trace.query.question, trace.passages, trace.rivals))[:MAX_CHOICES]
+        if len(titles) < 2:
+            titles = list(dict.fromkeys(p.passage.title for p in trace.passages))[:2]
         anchor = trace.variables.known[0] if trace.variables.known else "your question"
-        if len(titles) == 2:
-            missing = f"which one you mean: “{titles[0]}” or “{titles[1]}”"
+        if len(titles) >= 2:
+            missing = "which one you mean: " + ", ".join(f"“{t}”" for t in titles[:-1]) + f" or “{titles[-1]}”"
         else:
             missing = "what exactly you are asking about"
         question = prompts.ASK_TEMPLATE.format(anchor=anchor, missing=missing)

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from core.text import LIST_MARKER, STOPWORDS, straight_quotes, tokenize
 from core.types import Trace
@@ -57,11 +57,22 @@ CONDITIONAL = re.compile(r"\b(?:if|unless|only if|provided that|as long as|excep
 DEFINITE = re.compile(r"\b(?:the|this|that)\s+(?:[A-Z][\w'-]*\s+)*([a-z][a-z'-]*)")
 
 
-def referents(question: str, passages) -> tuple[str, ...]:
+def referent_kinds(question: str, top_title: str) -> set[str]:
+    """The common nouns by which a question naming nothing refers to a thing ("the grant", "this
+    agreement") that the top document's title shares: what makes other documents so titled rivals."""
+    if _names(question):  # a name ("the Orrin Robotics agreement") is what retrieval told them apart by
+        return set()
+    kinds = {t for m in DEFINITE.finditer(straight_quotes(question)) for t in tokenize(m.group(1))}
+    return kinds & set(tokenize(top_title))
+
+
+def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str, ...]:
     """The things the question could mean: the titles of the documents whose best passage scores
     within ``TOP_CLOSE`` of the top one, and of those further down that a question naming nothing refers
     to by a common noun the top document's title shares ("the grant", retrieved with the School Uniform
-    Grant first and the Home Insulation Grant and the Small Business Start-up Grant below it) — documents
+    Grant first and the Home Insulation Grant and the Small Business Start-up Grant below it), and
+    ``rivals``: the titles of the knowledge base's documents retrieval did not return that share that
+    noun (``Trace.rivals``) — documents
     that share a title (the paragraphs of one article) are one thing; an untitled document is its own —
     unless the question names one of them by a title word the others lack ("the Harlow Bridge" picks
     the bridge's article over the town's; a question naming several is resolved to the first it
@@ -71,10 +82,7 @@ def referents(question: str, passages) -> tuple[str, ...]:
         return ()
     question_terms = set(tokenize(question))
     best = passages[0].fused
-    kinds: set[str] = set()
-    if not _names(question):  # a name ("the Orrin Robotics agreement") is what retrieval told them apart by
-        kinds = {t for m in DEFINITE.finditer(straight_quotes(question)) for t in tokenize(m.group(1))}
-        kinds &= set(tokenize(passages[0].passage.title))
+    kinds = referent_kinds(question, passages[0].passage.title)
     shown: dict[str, str] = {}  # referent key → its title as written
     titles: dict[str, set[str]] = {}
     for p in passages:
@@ -83,6 +91,12 @@ def referents(question: str, passages) -> tuple[str, ...]:
         if (best - p.fused <= TOP_CLOSE or kinds & words) and key not in titles:
             titles[key] = words
             shown[key] = p.passage.title or p.passage.doc_id
+    for title in rivals:
+        tokens = tokenize(title)
+        key = " ".join(tokens) or title
+        if key not in titles:
+            titles[key] = set(tokens)
+            shown[key] = title
     named = [k for k, words in titles.items()
              if question_terms & (words - set().union(*(w for o, w in titles.items() if o != k)))]
     return tuple(shown[k] for k in (named[:1] if named else titles))
@@ -247,7 +261,7 @@ def features(trace: Trace) -> dict[str, float]:
         "ambiguity": s.ambiguity,
         **{f"amb_{k}": v for k, v in sorted(s.ambiguity_heuristics.items())},
         "competing_documents": float(min(len({p.passage.doc_id for p in close}), 4)),
-        "referents": float(min(len(referents(trace.query.question, passages)), 4)),
+        "referents": float(min(len(referents(trace.query.question, passages, trace.rivals)), 4)),
         "topic_spread": s.topic_spread,
         "score_gap": s.score_gap,
     }

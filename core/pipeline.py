@@ -32,7 +32,7 @@ from core.models import Models
 from core.retrieval import Retriever
 from core.signals import QuestionFeatures, SignalStage, question_features, with_premise
 from core.stepback import ClaimRewriter, StepBackRewriter, stepback_retrieve
-from core.text import LRU, stable_hash
+from core.text import LRU, stable_hash, tokenize
 from core.types import (Abduction, Claim, ClaimRewrite, Passage, PassageNli, Query, RetrievedPassage, Signals,
                         StepBackRetrieval, Subgraph, Trace, VariableState, to_dict)
 from core.variables import FIRST_PERSON, VariableStage
@@ -40,6 +40,7 @@ from core.variables import FIRST_PERSON, VariableStage
 MAX_QUESTION_CHARS = 2000
 BRIDGE_PASSAGES = 2  # passages searched for facts about each entity of the evidence (``_bridges``)
 BRIDGE_ENTITIES = 8  # entities of the evidence followed out of it, the most often mentioned first
+MAX_RIVALS = 5  # documents beyond the retrieved ones that may count as referents (``_rivals``)
 
 
 class InputError(ValueError):
@@ -142,6 +143,22 @@ def _retrieval(kb: KnowledgeBase, question: str, stepback_generator: Backend | N
     both = stepback_retrieve(kb, question, retriever, StepBackRewriter(stepback_generator).run(question),
                              settings["stepback_weight"])
     return both.merged, both
+
+
+def _rivals(kb: KnowledgeBase, question: str, retrieval, settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """Documents beyond the retrieved ones that the question could mean: a question naming nothing
+    refers to "the agreement", the top document's title says "agreement", and other documents of the
+    knowledge base are so titled, though retrieval's top k, filled by one document's passages, left
+    them out. Like a retrieved document of that kind, each counts whatever its score: the question
+    does not say which one it means."""
+    passages = retrieval[0]
+    kinds = calibrated.referent_kinds(question, passages[0].passage.title) if passages else set()
+    if not kinds:
+        return ()
+    retrieved = {p.passage.doc_id for p in passages} | {p.passage.title for p in passages if p.passage.title}
+    # documents that share a title (the paragraphs of one article) are one thing
+    return tuple(sorted({d.title or d.id for d in kb.documents.values() if d.id not in retrieved
+                         and d.title not in retrieved and kinds & set(tokenize(d.title))}))[:MAX_RIVALS]
 
 
 def _evidence(retrieval, question: str, settings: Mapping[str, Any]):
@@ -271,6 +288,7 @@ def _reads(*stages: str) -> tuple[str, ...]:
 STAGES: tuple[Stage, ...] = (
     Stage("retrieval", ("kb", "question", "stepback_generator"), ("top_k", "fusion_alpha", "stepback_weight"),
           _retrieval),
+    Stage("rivals", ("kb", "question", "retrieval"), (), _rivals),
     Stage("evidence", ("retrieval", "question"), _reads("evidence"), _evidence),
     Stage("question_features", ("question", "has_context"), (), _question_features),
     Stage("claim", ("question", "claim_generator"), (), _claim),
@@ -326,7 +344,7 @@ class Pipeline:
                          generator.id, stepback_retrieval, claim_rewrite, abduction,
                          premises_asked=bool(values["abduction"] and values["premise_generation"]))},
                      stepback=stepback_retrieval, claim_rewrite=claim_rewrite, abduction=abduction,
-                     warnings=(generator_warning,) if generator_warning else ()))
+                     warnings=(generator_warning,) if generator_warning else (), rivals=r["rivals"]))
 
 
 def _generator_used(configured: str, stepback, claim_rewrite, abduction, premises_asked: bool) -> str:

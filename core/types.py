@@ -284,6 +284,9 @@ class Trace:
     claim_rewrite: ClaimRewrite | None = None  # when LLM claim rewriting is on: its output and verdict
     abduction: Abduction | None = None  # when the premises stage is on
     warnings: tuple[str, ...] = ()  # configuration problems the run worked around (e.g. no generator URL)
+    # titles of the knowledge base's documents retrieval did not return that the question could mean
+    # (``core.pipeline._rivals``, counted by ``core.calibrated.referents``)
+    rivals: tuple[str, ...] = ()
 
     def kept_passages(self) -> tuple[RetrievedPassage, ...]:
         kept = {n.passage_id for n in self.nli if n.kept}

@@ -11,7 +11,7 @@ import pytest
 from core import calibrated
 from core.calibrated import Calibrator, referents
 from core.text import tokenize
-from core.types import Passage, RetrievedPassage
+from core.types import Passage, Query, RetrievedPassage
 from tests import factories
 
 
@@ -121,6 +121,19 @@ def test_a_kind_the_top_document_is_not_of_brings_in_no_referent():
               _retrieved("policy/winter_fuel_payment", "Winter Fuel Payment", 0.58, 3))
     assert referents("How do I apply for the grant?", grants) == ("School Uniform Grant", "Home Insulation Grant")
     assert referents("How is the payment made?", grants) == ("School Uniform Grant",)
+
+
+def test_documents_of_the_named_kind_beyond_the_retrieved_ones_are_referents_too():
+    """``rivals``: the knowledge base's other documents of the kind "the agreement" names, which the top
+    k (both passages from the Brightline NDA) left out; a title word the question names still picks one."""
+    one_document = (NDAS[0], replace(NDAS[0], rank=2, fused=0.78))
+    rival = NDAS[1].passage.title
+    assert referents("How long does the agreement last?", one_document) == (NDAS[0].passage.title,)
+    assert referents("How long does the agreement last?", one_document, (rival,)) == (NDAS[0].passage.title, rival)
+    assert referents("How long does the Orrin agreement last?", one_document, (rival,)) == (rival,)
+    trace = replace(factories.trace(), query=Query("How long does the agreement last?"), passages=one_document)
+    assert calibrated.features(trace)["referents"] == 1.0
+    assert calibrated.features(replace(trace, rivals=(rival,)))["referents"] == 2.0
 
 
 def test_with_probabilities_fills_every_calibrated_signal_without_touching_the_rest():

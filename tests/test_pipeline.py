@@ -191,3 +191,48 @@ def test_a_yes_no_question_asked_with_circumstances_told_is_about_the_asker():
                             polar)
     assert not _about_the_asker(make_query("When was the bridge opened?", "I'm 70."),
                                 Claim("The bridge was opened on some date.", "existential"))
+
+
+def test_documents_of_the_kind_a_question_names_count_as_referents_beyond_the_top_k(tmp_path, nli_model):
+    """Three agreements in the knowledge base; the top five passages all come from the one that speaks of
+    returning documents, yet "the agreement" does not say which is meant: the clarification lists all three.
+    A question that names the agreement's subject ("the cyber mutual assistance agreement") brings in
+    none."""
+    from tests.conftest import build_small_kb
+    clauses = " ".join(f"Clause {n}. The recipient shall keep the information secret for a period of {n} years."
+                       for n in range(1, 9))
+    docs = {f"{name}.md": f"# {title}\n\n{clauses}\n\n{extra}" for name, title, extra in (
+        ("nda_1", "Non-disclosure agreement 1", "When the agreement ends, give every confidential document back "
+         "to the Discloser within ten days. The Discloser may ask for the documents back at any time."),
+        ("nda_2", "Non-disclosure agreement 2", "This is the cyber mutual assistance agreement between the parties."),
+        ("nda_3", "Non-disclosure agreement 3", "The agreement is governed by the laws of Ireland."))}
+    pipeline = Pipeline(build_small_kb(tmp_path / "ndas", docs))
+    question = "Who do I give the confidential documents back to when the agreement's over?"
+    values = {"top_k": 1}
+    trace = pipeline.analyze(question, values)
+    assert {p.passage.doc_id for p in trace.passages} == {"nda_1"}
+    assert trace.rivals == ("Non-disclosure agreement 2", "Non-disclosure agreement 3")
+    assert trace.signals.n_referents == 3
+    assert decide(trace).rule == "several_referents"
+    from core.agents import AskAgent
+    asked = AskAgent().run(trace, decide(trace)).text
+    assert all(f"Non-disclosure agreement {n}" in asked for n in (1, 2, 3))
+    named = pipeline.analyze("When the cyber mutual assistance agreement ends, can we keep a copy?", values)
+    assert named.rivals == () and named.signals.n_referents == 1
+    assert from_dict(Trace, json.loads(json.dumps(to_dict(trace)))).rivals == trace.rivals
+
+
+def test_rivals_are_other_documents_of_the_named_kind_each_title_once():
+    """Paragraphs of one article share its title and are one thing; the documents retrieved are not rivals."""
+    from types import SimpleNamespace
+
+    from core.kb.readers import Document
+    from core.pipeline import _rivals
+    from core.types import Passage, RetrievedPassage
+    docs = [Document(f"squad/film-{n}", "Spectre (2015 film)", "…", "") for n in range(3)] + \
+           [Document("squad/other-film", "Skyfall (2012 film)", "…", ""), Document("squad/city", "New York City", "…", "")]
+    kb = SimpleNamespace(documents={d.id: d for d in docs})
+    top = Passage("squad/film-0#0", "squad/film-0", "Spectre (2015 film)", "…", 0, 1)
+    retrieval = ((RetrievedPassage(top, 1, 0.8, 3.0, 1.0, 0.8),), None)
+    assert _rivals(kb, "Who composed the score of the film?", retrieval, {}) == ("Skyfall (2012 film)",)
+    assert _rivals(kb, "Who composed the score of Spectre?", retrieval, {}) == ()  # a name: retrieval told them apart
