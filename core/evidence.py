@@ -261,7 +261,17 @@ KIND_SYNONYMS = {
     "population": {"population", "inhabitant", "resident"},
     "age": {"age", "old", "born"}, "number": set(),
 }
-GENERIC_KIND = frozenset({"number", "amount", "kind", "type", "sort", "year", "date", "time", "day", "one"})
+# "How many people …" is answered by a count of people of any sort: "12.4 million viewers", "thousands
+# of mourners", "an attendance of 13.1 million".
+PEOPLE = frozenset({"people", "person", "individual"})
+PEOPLE_NOUNS = frozenset(
+    "people person individual viewer visitor attendee attendance spectator audience fan crowd resident "
+    "inhabitant citizen mourner tourist member employee worker staff student pupil child adult passenger "
+    "voter participant guest customer user listener reader subscriber".split())
+# The kind that names the asked type itself ("How much money …" asks for MONEY): any value of the type
+# is of that kind.
+GENERIC_KIND = frozenset({"number", "amount", "kind", "type", "sort", "year", "date", "time", "day", "one",
+                          "money", "cash"})
 # "How deep is X?" is answered by a sentence that says how deep ("is 30 metres deep", "a depth of 30
 # metres") in a unit of length: "It covers 48 square kilometres" states an area, and "40 kilometres
 # downstream of X" a distance from it, neither its depth.
@@ -356,7 +366,8 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     names -= {_stem(w) for w in WH_WORDS}
     kind = _kind_noun(q_doc)
     kind = "" if _stem(kind) in COUNTED_ANY else kind  # "How many times": any noun counts occurrences
-    kind_stems = {_stem(w) for w in KIND_SYNONYMS.get(kind, {kind})} if kind else set()
+    kind = "" if kind in GENERIC_KIND else kind
+    kind_stems = {_stem(w) for w in KIND_SYNONYMS.get(kind, PEOPLE_NOUNS if kind in PEOPLE else {kind})} if kind else set()
     measure = _asked_measure(question) if answer_type == "MEASURE" else ""
     if measure:
         kind_stems = {_stem(w) for w in MEASURE_WORDS[measure]}
@@ -375,7 +386,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
         values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
                   and _plain(e.text) not in question_low
-                  and not _only_names(e, names) and (not counted or _counts(e, counted, named))
+                  and not _only_names(e, names) and (not counted or _counts(e, counted, named, kind_stems))
                   and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))]
         if not values:
             continue
@@ -427,18 +438,20 @@ def _counted_noun(question) -> tuple[str, bool]:
     return "", False
 
 
-def _counts(ent, counted: str, named: bool = False) -> bool:
-    """A number of the counted thing: the noun follows within three words ("120 robots", "four
-    autonomous robots"), is part of the value itself ("three weeks", labelled a date), or the number
-    modifies it. A thing the question counts by a name (``named``: "How many Grammys") may be counted
-    by a name ("20 Grammy Awards"); a common noun is not ("(1) Orrin Robotics Ltd" counts no robots).
-    "How many times" counts occurrences, whatever the noun ("on seven occasions")."""
+def _counts(ent, counted: str, named: bool = False, kinds: frozenset[str] | set[str] = frozenset()) -> bool:
+    """A number of the counted thing: the noun (or one of the same ``kinds``: viewers for people)
+    follows within three words ("120 robots", "four autonomous robots"), is part of the value itself
+    ("three weeks", labelled a date), or the number modifies it ("an attendance of 13 million"). A
+    thing the question counts by a name (``named``: "How many Grammys") may be counted by a name ("20
+    Grammy Awards"); a common noun is not ("(1) Orrin Robotics Ltd" counts no robots). "How many
+    times" counts occurrences, whatever the noun ("on seven occasions")."""
     if counted in COUNTED_ANY:
         return True
+    wanted = {counted} | set(kinds)
     nouns = ("NOUN", "PROPN") if named else ("NOUN",)
     after = ent.doc[ent.end:ent.end + 3]
-    return any(t.pos_ in nouns and _stem(t.lemma_) == counted for t in (*ent, *after)) or \
-        (ent.root.head.pos_ in nouns and _stem(ent.root.head.lemma_) == counted)
+    return any(t.pos_ in nouns and _stem(t.lemma_) in wanted for t in (*ent, *after)) or \
+        (ent.root.head.pos_ in nouns and _stem(ent.root.head.lemma_) in wanted)
 
 
 def _lasts(ent) -> bool:

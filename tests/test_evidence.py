@@ -273,6 +273,23 @@ def test_the_asked_entity_may_be_named_by_the_sentences_section():
     assert found is not None and found.value.endswith("400")
 
 
+@pytest.mark.parametrize("question, answer_type, sentence, title, value", [
+    ("How many people watched the 2011 MTV Music Awards?", "NUMBER",
+     "The 2011 MTV Video Music Awards drew 12.4 million viewers.", "MTV", "12.4 million"),
+    ("How many people arrived for Chopin's funeral?", "NUMBER",
+     "Some 3,000 mourners arrived for Chopin's funeral at the Madeleine.", "Chopin", "3,000"),
+    ("How much money did tourism create for New York in 2014?", "MONEY",
+     "Tourism generated $61.3 billion for New York City in 2014.", "New York City", "$61.3 billion"),
+])
+def test_people_are_counted_by_any_word_for_people_and_money_needs_no_word_for_money(
+        question, answer_type, sentence, title, value):
+    found = answer_value(question, answer_type, [sentence], [title])
+    assert found is not None and found.value.endswith(value)
+    # … but robots are still no count of people
+    assert answer_value("How many people work at Orrin Robotics?", "NUMBER",
+                        ["Orrin Robotics has 12 robots and a big office."], ["Orrin"]) is None
+
+
 def test_a_document_called_by_its_initials_and_a_duration_that_names_a_unit():
     """The train KB's cyber mutual assistance NDA (from ContractNLI train): "NDA" names "Non-disclosure
     agreement 3", and of the values the model labels dates, "Sections 1, 2, 3" holds no length of time."""
