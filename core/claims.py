@@ -97,11 +97,25 @@ def _spelled_out(m: re.Match) -> str:
     return f"{m.group('wh')} {'would' if after in _WOULD_BEFORE else 'did'}"
 
 
+# A yes/no question opened by a negative auxiliary ("Can't I claim it?", "Isn't the fee £20?") asks
+# whether the positive holds, as the asker expects: its claim is the positive statement.
+NEGATIVE_LEAD = re.compile(r"^(?P<aux>ca|wo|sha|do|does|did|is|are|was|were|could|would|should|have|has|had|must|need)"
+                           r"n['’]t\b", re.IGNORECASE)
+_NEGATIVE_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}
+
+
+def _positive(m: re.Match) -> str:
+    aux = m.group("aux")
+    full = _NEGATIVE_STEMS.get(aux.lower(), aux.lower())
+    return full.capitalize() if aux[0].isupper() else full
+
+
 def wh_question_first(text: str) -> str:
-    """The question with its wh-part first: words that only lead into a question are dropped, a scene-setting
-    clause moves after it, a remark before a dash is dropped (the claim is about what is asked; the
-    remark stays in the question)."""
-    text = WH_CONTRACTION.sub(_spelled_out, LEAD_IN.sub("", text))
+    """The question with its wh-part first: words that only lead into a question are dropped, a
+    negative auxiliary that opens it asks about the positive, a scene-setting clause moves after it,
+    a remark before a dash is dropped (the claim is about what is asked; the remark stays in the
+    question)."""
+    text = NEGATIVE_LEAD.sub(_positive, WH_CONTRACTION.sub(_spelled_out, LEAD_IN.sub("", text)))
     m = LEADING_CLAUSE.match(text)
     if not m:
         return text
@@ -174,7 +188,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         answer_type = "NUMBER"  # "How much of the sunlight …": a share ("about 30%"), not money
     if preposition:
         target = f"{target.rsplit(' ', 1)[0]} {preposition} which"
-    copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT"
+    copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
+        start + 1 < len(tokens) and tokens[start + 1].lower_ in ("n't", "not"))  # "why isn't …": a statement
     if copula and not noun and wh in COPULA_TARGET:
         subject = _join(tokens[start + 1:])
         if wh in ("what", "which"):
@@ -191,10 +206,11 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
 
 def _asks_the_subject(wh: str, tokens) -> bool:
     """Whether the wh-phrase is the clause's subject, so nothing is inverted: an auxiliary followed
-    straight by a verb ("Who can apply?", "What has been decided?", "Who was born in Tessby?") or,
-    after "be", by an adjective ("Which documents are confidential?")."""
-    if wh not in SUBJECT_WH or len(tokens) < 2 or tokens[0].pos_ != "AUX" or tokens[0].lemma_ == "do":
-        return False
+    straight by a verb ("Who can apply?", "What has been decided?", "Who was born in Tessby?", "Who
+    did not find it appealing?") or, after "be", by an adjective ("Which documents are confidential?")."""
+    negated = len(tokens) > 2 and tokens[1].lower_ in ("not", "n't")
+    if wh not in SUBJECT_WH or len(tokens) < 2 or tokens[0].pos_ != "AUX" or (tokens[0].lemma_ == "do" and not negated):
+        return False  # "What did Edith design?": "do" without "not" asks for an object
     after = next((t for t in tokens[1:] if t.lower_ not in ("not", "n't")), None)
     if after is None or not after.text[:1].islower():  # "was Beyoncé …": a name is a subject
         return False
@@ -227,20 +243,24 @@ def _declarative(tokens) -> str:
     lead = tokens[0]
     if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
         return _join(tokens)
+    # "why can't I apply": the negation goes with the auxiliary, after the subject
+    negated = len(tokens) > 2 and tokens[1].lower_ in ("n't", "not")
+    if negated:
+        tokens = [lead, *tokens[2:]]
     end = _subject_end(tokens)
     verb = _do_verb(tokens) if lead.lemma_ == "do" else None
     if verb is not None:  # "did Edith Marlowe design": the base-form verb ends the subject
         end = verb
     subject = _join(tokens[1:end])
-    aux = lead.text.lower()
-    if verb is not None and not any(t.lower_ in ("not", "n't") for t in tokens):
+    aux = _NEGATIVE_STEMS.get(lead.text.lower(), lead.text.lower())
+    if verb is not None and not negated and not any(t.lower_ in ("not", "n't") for t in tokens):
         # "did the bridge open to traffic" → "the bridge opened to traffic"
         verb = voice.inflect(tokens[end].lemma_.lower(), "past" if aux == "did" else
                              "third" if aux == "does" else "base")
         return f"{subject} {verb} {_join(tokens[end + 1:])}".strip()
     if subject.split(" ", 1)[0] == "I":
         aux = {"are": "am", "were": "was"}.get(aux, aux)
-    return f"{subject} {aux} {_join(tokens[end:])}".strip()
+    return f"{subject} {aux}{' not' if negated else ''} {_join(tokens[end:])}".strip()
 
 
 def _do_verb(tokens) -> int | None:

@@ -133,6 +133,13 @@ def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_typ
     ("Who's got the key?", "There exists a person who has got the key.", "PERSON"),
     ("How's the payment made?", "There exists a way in which the payment is made.", ""),
     ("Where'd the name come from?", "There exists a place where the name came from.", "PLACE"),
+    # a yes/no question opened by a negative auxiliary asks about the positive; a wh-question keeps it
+    ("Can't I claim it if I'm 65?", "I can claim it if I'm 65.", ""),
+    ("Isn't the fee £20?", "The fee is £20.", ""),
+    ("Won't I lose my benefit?", "I will lose my benefit.", ""),
+    ("Why can't I apply?", "There exists a reason why I can not apply.", ""),
+    ("Why aren't I eligible?", "There exists a reason why I am not eligible.", ""),
+    ("Who did not find it appealing?", "There exists a person who did not find it appealing.", "PERSON"),
     # "do" questions whose verb the parse reads as a noun or finds only in a later clause
     ("What did Edith design?", "There exists something that Edith designed.", ""),
     ("What did Beyoncé release in 2003?", "There exists something that Beyoncé released in 2003.", ""),
