@@ -154,6 +154,11 @@ _PAST_OF = {lemma: past for past, lemma in _IRREGULAR_PAST.items()
 
 
 _SAME_PAST = set("cost split put set let hit cut shut quit spread bet burst hurt cast broadcast".split())
+# Verbs of two syllables stressed on the last, whose final consonant doubles (occur → occurred; offer,
+# stressed on the first, → offered)
+_STRESSED_LAST = frozenset("occur recur incur concur refer prefer confer defer deter infer transfer admit commit "
+                           "permit submit omit emit transmit regret control patrol compel expel propel rebel "
+                           "equip".split())
 
 
 def known_verb(word: str) -> bool:
@@ -176,8 +181,8 @@ def inflect(lemma: str, form: str) -> str:
         return lemma + "d"
     if re.search(r"[^aeiou]y$", lemma):
         return lemma[:-1] + "ied"
-    if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnpt]", lemma):
-        return lemma + lemma[-1] + "ed"  # one syllable: stop → stopped (but open → opened)
+    if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnpt]", lemma) or lemma in _STRESSED_LAST:
+        return lemma + lemma[-1] + "ed"  # one syllable: stop → stopped (but open → opened); occur → occurred
     return lemma + "ed"
 
 

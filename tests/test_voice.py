@@ -170,6 +170,8 @@ def test_non_text_is_rejected():
 @pytest.mark.parametrize("lemma, form, expected", [
     ("open", "past", "opened"), ("stop", "past", "stopped"), ("build", "past", "built"), ("cost", "past", "cost"),
     ("carry", "past", "carried"), ("be", "past", "was"), ("cover", "third", "covers"), ("open", "base", "open"),
+    ("occur", "past", "occurred"), ("admit", "past", "admitted"), ("offer", "past", "offered"),
+    ("visit", "past", "visited"),
 ])
 def test_inflect(lemma, form, expected):
     assert voice.inflect(lemma, form) == expected
