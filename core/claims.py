@@ -266,9 +266,10 @@ def _declarative(tokens) -> str:
 def _do_verb(tokens) -> int | None:
     """Where the verb of a "do" question is (a position in ``tokens``), or None: the first verb before
     the clause's first preposition or subordinate clause ("did the first iPod cost | when it
-    launched"), by its tag or as a verb form ``core.voice`` knows; where there is none there, the word right after a name or pronoun ("did Edith
-    design", "did Beyoncé release | in 2003": a verb read as a noun); else the first verb after
-    that; with none anywhere, the last word ("does the certificate of free sale expire")."""
+    launched"), by its tag or as a verb form ``core.voice`` knows; where there is none there, the
+    word right after a name or pronoun ("did Edith design", "did Beyoncé release | in 2003": a verb
+    read as a noun); else the first verb after that; with none anywhere, the last word ("does the
+    certificate of free sale expire")."""
     stop = next((i for i, t in enumerate(tokens[2:], start=2)
                  if t.pos_ in ("ADP", "SCONJ", "PUNCT") or t.lower_ in WH_WORDS or t.lower_ in SUBORDINATE), len(tokens))
     verbs = [i for i in range(2, len(tokens)) if tokens[i].tag_ == "VB" or tokens[i].pos_ == "VERB"]
