@@ -270,8 +270,8 @@ def _do_verb(tokens) -> int | None:
     word right after a name or pronoun ("did Edith design", "did Beyoncé release | in 2003": a verb
     read as a noun); else the first verb after that; with none anywhere, the last word ("does the
     certificate of free sale expire")."""
-    stop = next((i for i, t in enumerate(tokens[2:], start=2)
-                 if t.pos_ in ("ADP", "SCONJ", "PUNCT") or t.lower_ in WH_WORDS or t.lower_ in SUBORDINATE), len(tokens))
+    stop = next((i for i, t in enumerate(tokens[2:], start=2) if t.pos_ in ("ADP", "SCONJ", "PUNCT")
+                 or t.lower_ in WH_WORDS or t.lower_ in SUBORDINATE), len(tokens))
     verbs = [i for i in range(2, len(tokens)) if tokens[i].tag_ == "VB" or tokens[i].pos_ == "VERB"]
     before = [i for i in verbs if i < stop] + [  # a known verb form, unless a noun follows ("wind turbine")
         i for i in range(2, stop) if voice.known_verb(tokens[i].text) and tokens[i].text[:1].islower()

@@ -342,11 +342,11 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     MONEY, NUMBER, …) that the question does not already contain, names the asked entity (a name
     of the question in the sentence, in its passage's title, ``titles[i]``, or in the headings of
     its section, ``sections[i]``), and, when the question says what kind of value it wants ("How
-    many robots", "ticket price", "population"), names that kind too. Of the values in the sentence, the one nearest the question's relation
-    words ("open" for "When did the Harlow Bridge open to traffic?") is the answer: the opening
-    date, not the construction start. ``about_entity=False`` drops the entity test, for a
-    sentence reached through a bridge ("Edith Marlowe was born in Tessby" for "the designer of
-    the Harlow Bridge").
+    many robots", "ticket price", "population"), names that kind too. Of the values in the
+    sentence, the one nearest the question's relation words ("open" for "When did the Harlow Bridge
+    open to traffic?") is the answer: the opening date, not the construction start.
+    ``about_entity=False`` drops the entity test, for a sentence reached through a bridge ("Edith
+    Marlowe was born in Tessby" for "the designer of the Harlow Bridge").
     """
     wanted = VALUE_LABELS.get(answer_type)
     if not wanted or not sentences:
@@ -367,7 +367,8 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     kind = _kind_noun(q_doc)
     kind = "" if _stem(kind) in COUNTED_ANY else kind  # "How many times": any noun counts occurrences
     kind = "" if kind in GENERIC_KIND else kind
-    kind_stems = {_stem(w) for w in KIND_SYNONYMS.get(kind, PEOPLE_NOUNS if kind in PEOPLE else {kind})} if kind else set()
+    kind_words = KIND_SYNONYMS.get(kind, PEOPLE_NOUNS if kind in PEOPLE else {kind})
+    kind_stems = {_stem(w) for w in kind_words} if kind else set()
     measure = _asked_measure(question) if answer_type == "MEASURE" else ""
     if measure:
         kind_stems = {_stem(w) for w in MEASURE_WORDS[measure]}
