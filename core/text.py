@@ -77,12 +77,17 @@ def sentence_kind(sentence: Sentence | str) -> str:
     return "sentence"
 
 
-def headings(sentences: Sequence[Sentence | str]) -> str:
-    """What the headings among ``sentences`` say, markers stripped and joined ("1619 bursary fund:
-    eligibility. Vulnerable student bursary"): a passage starts at its section's heading, which names
-    what its sentences are about when they do not ("You could get up to £1,200 …")."""
+def heading_texts(sentences: Sequence[Sentence | str]) -> list[str]:
+    """The headings among ``sentences``, markers stripped."""
     texts = (s.text if isinstance(s, Sentence) else s for s in sentences)
-    return ". ".join(m.group("body").strip() for t in texts if (m := HEADING.fullmatch(t)) and m.group("body").strip())
+    return [m.group("body").strip() for t in texts if (m := HEADING.fullmatch(t)) and m.group("body").strip()]
+
+
+def headings(sentences: Sequence[Sentence | str]) -> str:
+    """What the headings among ``sentences`` say, joined ("1619 bursary fund: eligibility. Vulnerable
+    student bursary"): a passage starts at its section's heading, which names what its sentences are
+    about when they do not ("You could get up to £1,200 …")."""
+    return ". ".join(heading_texts(sentences))
 
 
 def units(text: str) -> list[Unit]:

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 
 from core import models, nli, quantities, voice
-from core.text import LIST_MARKER, split_sentences, straight_quotes, strip_list_marker
+from core.text import LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
 ANY_CUE = re.compile(r"\b(any|one|at least one) of\b|\bany of the following\b|\beither\b", re.I)
@@ -80,6 +81,7 @@ class VariableStage:
                 if conditions:
                     break
         conditions = self._check(conditions, query)
+        conditions += self._check(section_conditions(conditions, passages)[: self.max_conditions], query)
         outcome = combine(conditions)
         missing = tuple(c.text for c in still_open(conditions)) if outcome == "undetermined" else ()
         established = tuple(c.text for c in conditions if c.status == "established")
@@ -603,19 +605,25 @@ def object_lead(item: str, lead: str) -> str:
 ALTERNATIVES = ("any", "unclear")  # groups one established item meets (see ``list_logic``)
 
 
-def _met_alternatives(conditions) -> set[str]:
-    return {c.group for c in conditions if c.group in ALTERNATIVES and c.status == "established"}
+def _alternative_group(c: Condition) -> tuple[str, str]:
+    """An any/unclear list is one passage's: the same word in another section is another list."""
+    return c.passage_id, c.group
+
+
+def _met_alternatives(conditions) -> set[tuple[str, str]]:
+    return {_alternative_group(c) for c in conditions if c.group in ALTERNATIVES and c.status == "established"}
 
 
 def still_open(conditions) -> list[Condition]:
     """Missing conditions that can still change the outcome (an "any" or "unclear" group already met
     needs no more, see ``combine``)."""
     met = _met_alternatives(conditions)
-    return [c for c in conditions if c.status == "missing" and c.group not in met]
+    return [c for c in conditions if c.status == "missing" and _alternative_group(c) not in met]
 
 
 def combine(conditions: list[Condition] | tuple[Condition, ...]) -> str:
-    """satisfied | failed | undetermined for the conditions of one passage.
+    """satisfied | failed | undetermined for the conditions of a passage (and of the section an
+    established one heads, ``section_conditions``).
 
     "all" conditions fail if any is contradicted; an "any" group is satisfied by one
     established item and fails only when every item is contradicted, and so is an "unclear" list
@@ -624,10 +632,29 @@ def combine(conditions: list[Condition] | tuple[Condition, ...]) -> str:
     if not conditions:
         return "none"
     all_group = [c for c in conditions if c.group == "all"]
-    alternatives = {g: [c for c in conditions if c.group == g] for g in ALTERNATIVES}
+    alternatives: dict[tuple[str, str], list[Condition]] = {}
+    for c in conditions:
+        if c.group in ALTERNATIVES:
+            alternatives.setdefault(_alternative_group(c), []).append(c)
     if any(c.status == "contradicted" for c in all_group) or \
-            any(group and all(c.status == "contradicted" for c in group) for group in alternatives.values()):
+            any(all(c.status == "contradicted" for c in group) for group in alternatives.values()):
         return "failed"
     all_ok = all(c.status == "established" for c in all_group)
-    alternatives_ok = {g for g, group in alternatives.items() if group} <= _met_alternatives(conditions)
+    alternatives_ok = set(alternatives) <= _met_alternatives(conditions)
     return "satisfied" if all_ok and alternatives_ok else "undetermined"
+
+
+def section_conditions(conditions: Sequence[Condition], passages: Sequence[Passage]) -> list[Condition]:
+    """The conditions of the section an established condition heads: "You may get it if you're
+    getting: * Pension Credit * Universal Credit" and the user gets Universal Credit, and another
+    passage of the document, headed "Universal Credit", says what else that route needs ("you're
+    not employed or self-employed and one of the following apply: …"). The first such section only."""
+    read = {c.passage_id for c in conditions}
+    for c in conditions:
+        if c.status != "established":
+            continue
+        wanted = normalized(strip_list_marker(c.text))
+        for p in passages:
+            if p.id not in read and any(normalized(h) == wanted for h in heading_texts(p.sentences)):
+                return extract_conditions(p)
+    return []

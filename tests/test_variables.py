@@ -550,3 +550,40 @@ def test_a_bare_number_under_a_lead_in_about_the_person_is_an_age(monkeypatch):
     assert (under.status, over.status) == ("established", "contradicted")
     assert under.method == "numeric: 18 years < 19 years limit"
     assert state.outcome == "satisfied"
+
+
+def test_alternatives_of_two_sections_are_two_lists():
+    """An item met in one section's any-list does not meet another section's any-list."""
+    first = replace(cond("established", "any"), passage_id="eligibility")
+    second = [replace(cond("missing", "any"), passage_id="universal-credit", text=t) for t in ("a", "b")]
+    assert combine([first, *second]) == "undetermined"
+    assert [c.text for c in still_open([first, *second])] == ["a", "b"]
+    assert combine([first, replace(second[0], status="established"), second[1]]) == "satisfied"
+
+
+COLD_WEATHER_SECTIONS = """# Cold weather payment
+
+You may get Cold Weather Payments if you're getting:
+
+* Pension Credit
+* Universal Credit
+
+## Universal Credit
+
+You'll usually get Cold Weather Payments if you get Universal Credit, you're not employed or self-employed and one of the following apply:
+
+* you get the disabled child amount in your claim
+* you have a child under 5 living with you
+"""
+
+
+def test_the_section_an_established_condition_heads_says_what_else_that_route_needs(nli_model):
+    """"Universal Credit" meets the first list; the section headed "Universal Credit" then asks more
+    (not employed, and a child under 5 or a disabled child amount): the answer is still open."""
+    passages = tuple(chunk_document(Document("policy/cwp", "Cold weather payment", COLD_WEATHER_SECTIONS, "cwp.md"), 4000, 0))
+    assert len(passages) == 2
+    state = VariableStage().run(Query("Will I get a Cold Weather Payment?", scenario="I'm on Universal Credit."),
+                                passages, personal=True)
+    assert by_text(state, "Universal Credit").status == "established"
+    assert any("not employed" in text for text in state.missing)
+    assert state.outcome == "undetermined"
