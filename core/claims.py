@@ -102,6 +102,7 @@ def _spelled_out(m: re.Match) -> str:
 NEGATIVE_LEAD = re.compile(r"^(?P<aux>ca|wo|sha|do|does|did|is|are|was|were|could|would|should|have|has|had|must|need)"
                            r"n['’]t\b", re.IGNORECASE)
 _NEGATIVE_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}
+NEGATIONS = frozenset({"not", "n't"})
 
 
 def _positive(m: re.Match) -> str:
@@ -189,7 +190,7 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     if preposition:
         target = f"{target.rsplit(' ', 1)[0]} {preposition} which"
     copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
-        start + 1 < len(tokens) and tokens[start + 1].lower_ in ("n't", "not"))  # "why isn't …": a statement
+        start + 1 < len(tokens) and tokens[start + 1].lower_ in NEGATIONS)  # "why isn't …": a statement
     if copula and not noun and wh in COPULA_TARGET:
         subject = _join(tokens[start + 1:])
         if wh in ("what", "which"):
@@ -204,14 +205,19 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
                  wh=wh, answer_type=answer_type)
 
 
+def _negation_follows(tokens) -> bool:
+    """The auxiliary that opens ``tokens`` is negated, with more to come ("can't I …", "did not find …")."""
+    return len(tokens) > 2 and tokens[1].lower_ in NEGATIONS
+
+
 def _asks_the_subject(wh: str, tokens) -> bool:
     """Whether the wh-phrase is the clause's subject, so nothing is inverted: an auxiliary followed
     straight by a verb ("Who can apply?", "What has been decided?", "Who was born in Tessby?", "Who
     did not find it appealing?") or, after "be", by an adjective ("Which documents are confidential?")."""
-    negated = len(tokens) > 2 and tokens[1].lower_ in ("not", "n't")
-    if wh not in SUBJECT_WH or len(tokens) < 2 or tokens[0].pos_ != "AUX" or (tokens[0].lemma_ == "do" and not negated):
+    if wh not in SUBJECT_WH or len(tokens) < 2 or tokens[0].pos_ != "AUX" or (
+            tokens[0].lemma_ == "do" and not _negation_follows(tokens)):
         return False  # "What did Edith design?": "do" without "not" asks for an object
-    after = next((t for t in tokens[1:] if t.lower_ not in ("not", "n't")), None)
+    after = next((t for t in tokens[1:] if t.lower_ not in NEGATIONS), None)
     if after is None or not after.text[:1].islower():  # "was Beyoncé …": a name is a subject
         return False
     return (after.pos_ in ("VERB", "AUX") or after.tag_ in ("VB", "VBN", "VBG")
@@ -244,7 +250,7 @@ def _declarative(tokens) -> str:
     if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
         return _join(tokens)
     # "why can't I apply": the negation goes with the auxiliary, after the subject
-    negated = len(tokens) > 2 and tokens[1].lower_ in ("n't", "not")
+    negated = _negation_follows(tokens)
     if negated:
         tokens = [lead, *tokens[2:]]
     end = _subject_end(tokens)
@@ -253,7 +259,7 @@ def _declarative(tokens) -> str:
         end = verb
     subject = _join(tokens[1:end])
     aux = _NEGATIVE_STEMS.get(lead.text.lower(), lead.text.lower())
-    if verb is not None and not negated and not any(t.lower_ in ("not", "n't") for t in tokens):
+    if verb is not None and not negated and not any(t.lower_ in NEGATIONS for t in tokens):
         # "did the bridge open to traffic" → "the bridge opened to traffic"
         verb = voice.inflect(tokens[end].lemma_.lower(), "past" if aux == "did" else
                              "third" if aux == "does" else "base")
