@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core import models, nli, quantities, voice
+from core import models, nli, places, quantities, voice
 from core.text import LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
@@ -108,7 +108,14 @@ class VariableStage:
                 if numeric is not None:
                     checked[i] = replace(cond, status=_flip(numeric.status, cond), support=numeric.fact,
                                          method=f"numeric: {numeric.explanation}")
-        # 3. NLI, one batched call: each fact against the condition in the user's voice and
+        # 3. places, by the gazetteer: "I live in Cardiff" meets "you live in the UK"
+        for i, cond in enumerate(conditions):
+            if checked[i] is None and facts:
+                placed = place_check(cond.text, facts)
+                if placed is not None:
+                    status, fact, explanation = placed
+                    checked[i] = replace(cond, status=_flip(status, cond), support=fact, method=f"place: {explanation}")
+        # 4. NLI, one batched call: each fact against the condition in the user's voice and
         #    against its negation (an SNLI model rarely says "contradiction" for "I don't smoke"
         #    vs "I smoke", but it does see that the fact entails "I do not smoke").
         todo = [i for i, c in enumerate(checked) if c is None]
@@ -261,6 +268,65 @@ def denial(fact: str, condition: str) -> str:
         return ""  # "I have no savings" meets "savings of less than £16,000"
     shared = _negated_stems(fact) & _stems(condition)
     return min(shared) if shared else ""
+
+
+# A clause that only explains or compares ("… Spain because the winter is warmer than in the UK").
+SUBORDINATE = re.compile(r"\b(?:because|than|which|whose|where|while|so that)\b", re.I)
+AREA_WORDS = quantities.content_stems("country countries nation state area region city town part including")
+# What "I am in France" and "I'm based in Leeds" say besides the place: that the user is there.
+PRESENCE = quantities.content_stems("live living reside resident based stay staying currently now present moment still")
+FORMERLY = re.compile(r"\b(?:used to|until|formerly|previously|former|no longer|ago|left)\b|\bmov(?:e|ed|ing) (?:out|away|from)\b",
+                      re.I)
+# What may stand between the places of one list ("Cyprus, France or Spain", "an EEA country (including
+# Switzerland)"); anything else puts them in clauses of their own ("live in the UK and work in an EEA country").
+PLACE_LIST = re.compile(r"^[\s,;()]*(?:(?:or|and|nor|the|an?|country|countries|including)[\s,;()]+)*$", re.I)
+
+
+def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | None:
+    """(status, fact, explanation) when a fact puts the user in a place the condition names, or in one
+    it cannot be in: "I live alone in Paris" contradicts "you live in Greece", "I am in France" meets
+    "you are in an EEA country". The fact must say what the condition says of the place (a shared
+    content word, or only that the user is there when the condition says no more), in the present;
+    facts that place the user both inside and outside decide nothing. ``core.places`` holds the
+    gazetteer."""
+    main = condition[: cut.start()] if (cut := SUBORDINATE.search(condition)) else condition
+    if NEGATION.search(main):
+        return None
+    areas = [m for m in places.mentions(main) if m.area]
+    if not areas or len({m.outside for m in areas}) > 1 or \
+            not all(PLACE_LIST.match(main[a.end:b.start] + " ") for a, b in zip(areas, areas[1:])):
+        return None
+    wanted = _stems(_without_places(main, areas)) - AREA_WORDS
+    verdicts: list[tuple[bool, str, places.Mention]] = []
+    for fact in facts:
+        if NEGATION.search(fact) or UNSURE.search(fact) or FORMERLY.search(fact):
+            continue
+        for place in (m for m in places.mentions(fact) if m.readings):
+            said = _stems(_words_beside(fact, place))
+            if ((wanted & said) if wanted else (said <= PRESENCE)) and \
+                    (lies := places.lies_in(place, areas)) is not None:
+                verdicts.append((lies, fact, place))
+    if not verdicts or len({v for v, _, _ in verdicts}) > 1:
+        return None
+    lies, fact, place = verdicts[0]
+    where = " or ".join(dict.fromkeys(a.text for a in areas))
+    status = "established" if lies != areas[0].outside else "contradicted"
+    return status, fact, f"{place.text} {'lies' if lies else 'does not lie'} in {where}"
+
+
+def _without_places(text: str, spans: Sequence[places.Mention]) -> str:
+    for m in sorted(spans, key=lambda m: -m.start):
+        text = text[: m.start] + " " + text[m.end:]
+    return text
+
+
+def _words_beside(text: str, place: places.Mention) -> str:
+    """The clause of ``text`` that names the place, without its name ("I live in Leeds but I work in
+    Paris": "I work in" for Paris)."""
+    breaks = [0] + [b for m in CLAUSE_BREAK.finditer(text) for b in (m.start(), m.end())] + [len(text)]
+    start = max(b for b in breaks if b <= place.start)
+    end = min(b for b in breaks if b >= place.end)
+    return text[start:place.start] + " " + text[place.end:end]
 
 
 def bounded(condition: str) -> bool:

