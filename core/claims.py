@@ -9,6 +9,7 @@ parse; deterministic.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -174,17 +175,21 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "far":
         wh, start = "how measure", 2  # "How far did the rupture travel?": a distance
     target, answer_type = WH_TARGET[wh]
-    noun = ""
-    if wh in ("what", "which", "whose", "how many", "how much") and start < len(tokens) \
-            and tokens[start].pos_ in ("NOUN", "PROPN"):
-        noun = _join(tokens[start:start + 1])
-        lemma = tokens[start].lemma_.lower()
+    noun, plural = "", False
+    head, end = _wh_noun_phrase(tokens, start) if wh in ("what", "which", "whose", "how many", "how much") else (None, start)
+    if head is not None:
+        noun = _join(tokens[start:end])
+        lemma = tokens[head].lemma_.lower()
         answer_type = NOUN_TYPE.get(lemma, answer_type)
-        if wh == "how much" and tokens[start].pos_ == "NOUN" and lemma not in NOUN_TYPE and lemma not in MONEY_NOUNS:
+        if wh == "how much" and tokens[head].pos_ == "NOUN" and lemma not in NOUN_TYPE and lemma not in MONEY_NOUNS:
             answer_type = "DURATION" if lemma == "time" else "MEASURE"
-        start += 1
+        start = end
+        plural = tokens[head].tag_ in ("NNS", "NNPS") and wh in ("what", "which")  # "Which documents …"
         target = {"how many": f"a number of {noun} that", "how much": f"an amount of {noun} that",
-                  "whose": f"a person whose {noun}"}.get(wh, f"a {noun} that")
+                  "whose": f"a person whose {noun}"}.get(wh, f"{noun} that" if plural else f"{voice.indefinite(noun)} {noun} that")
+    elif wh == "which" and end > start:  # "Which of the parties may terminate …?"
+        noun, start = _join(tokens[start:end]), end
+        target = f"one {noun} that"
     elif wh == "how much" and start < len(tokens) and tokens[start].lower_ == "of":
         answer_type = "NUMBER"  # "How much of the sunlight …": a share ("about 30%"), not money
     if preposition:
@@ -199,10 +204,53 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
                                 if t.lemma_.lower() in NOUN_TYPE), answer_type)
         return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
                      wh=wh, answer_type=answer_type)
-    asks_subject = not preposition and _asks_the_subject(wh, tokens[start:])
+    asks_subject = not preposition and _asks_the_subject(wh, tokens[start:], bool(noun))
     rest = _join(tokens[start:]) if asks_subject else _declarative(tokens[start:])
-    return Claim(text=_sentence(f"There exists {target} {rest}"), schema="existential",
+    return Claim(text=_sentence(f"There {'exist' if plural else 'exists'} {target} {rest}"), schema="existential",
                  wh=wh, answer_type=answer_type)
+
+
+ORDINAL = frozenset("first second third last only main".split())
+# What may stand inside the noun phrase a wh-word opens, before its head noun or in a phrase after it.
+NOUN_PHRASE_POS = frozenset({"DET", "ADJ", "NUM", "NOUN", "PROPN", "PRON"})
+
+
+def _wh_noun_phrase(tokens, start: int) -> tuple[int | None, int]:
+    """(head, end) of the noun phrase a wh-word opens at ``start``: the head noun past its adjectives
+    and compounds ("which Chinese premier", "what notice period"), with what is coordinated with it
+    ("what images and symbols") and a prepositional phrase on it up to that phrase's noun ("what type of
+    music", "which teaser trailer for Spectre"). (None, end) for "which of the parties" (its of-phrase
+    ends at ``end``) and (None, start) where no noun follows."""
+    k = start
+    while k < len(tokens) and tokens[k].dep_ in ("amod", "compound", "nummod") and tokens[k].head.i > tokens[k].i \
+            and tokens[k].pos_ in NOUN_PHRASE_POS:
+        k += 1
+    head = k if k < len(tokens) and tokens[k].pos_ in ("NOUN", "PROPN") else None
+    if head is None:
+        if k == start and k < len(tokens) and tokens[k].lower_ == "of":
+            return None, _phrase_end(tokens, k + 1)
+        return None, start
+    end = head + 1
+    if end + 1 < len(tokens) and tokens[end].dep_ == "cc" and any(t.dep_ == "conj" for t in tokens[head].rights):
+        end = _phrase_end(tokens, end + 1)  # "what visual images and symbols"
+    if end < len(tokens) and tokens[end].pos_ == "ADP" and tokens[end].head.i == tokens[head].i:
+        end = _phrase_end(tokens, end + 1)  # "which president of the US", "what event in the novel"
+    return head, end
+
+
+def _phrase_end(tokens, k: int) -> int:
+    """The position after the noun phrase starting at ``k``: after its first noun that is no compound,
+    or its pronoun ("the parties", "the iPod Nano", "his"); ``k`` itself where none follows."""
+    for j in range(k, len(tokens)):
+        if tokens[j].pos_ not in NOUN_PHRASE_POS and tokens[j].tag_ != "POS":
+            break
+        possessed = tokens[j].dep_ == "poss" or (j + 1 < len(tokens) and tokens[j + 1].tag_ == "POS")
+        if not possessed and (tokens[j].pos_ == "PRON" or (tokens[j].pos_ in ("NOUN", "PROPN")
+                                                           and tokens[j].dep_ != "compound")):
+            if j + 2 < len(tokens) and tokens[j + 1].lower_ == "of":
+                return _phrase_end(tokens, j + 2)  # "the units of the Wii version of Twilight Princess"
+            return j + 1
+    return k
 
 
 def _negation_follows(tokens) -> bool:
@@ -210,18 +258,49 @@ def _negation_follows(tokens) -> bool:
     return len(tokens) > 2 and tokens[1].lower_ in NEGATIONS
 
 
-def _asks_the_subject(wh: str, tokens) -> bool:
+def _asks_the_subject(wh: str, tokens, noun_phrase: bool = False) -> bool:
     """Whether the wh-phrase is the clause's subject, so nothing is inverted: an auxiliary followed
     straight by a verb ("Who can apply?", "What has been decided?", "Who was born in Tessby?", "Who
-    did not find it appealing?") or, after "be", by an adjective ("Which documents are confidential?")."""
-    if wh not in SUBJECT_WH or len(tokens) < 2 or tokens[0].pos_ != "AUX" or (
-            tokens[0].lemma_ == "do" and not _negation_follows(tokens)):
+    did not find it appealing?") or, after "be", by an adjective ("Which documents are confidential?").
+    A wh-phrase with a noun is the subject too before "there", a "be" and a preposition or adjective, a
+    main-verb "have" ("How many teams are there …", "… are of Greek heritage", "… is Caucasian", "What
+    court has jurisdiction …") and a "be" and a predicate (``_predicate_follows``); any wh-phrase is,
+    before "have to" ("Who has to sign it?")."""
+    if wh not in SUBJECT_WH or len(tokens) < 2:
+        return False
+    if tokens[0].lemma_ == "have" and tokens[1].lower_ == "to":
+        return True  # "What had to be evacuated?", "Who has to sign it?"
+    if noun_phrase and tokens[0].lemma_ == "have" and not any(
+            t.pos_ == "VERB" or t.tag_ in ("VB", "VBN") for t in tokens[1:]):
+        return True  # "has jurisdiction over …", not "has the book been translated into"
+    if tokens[0].pos_ != "AUX" or (tokens[0].lemma_ == "do" and not _negation_follows(tokens)):
         return False  # "What did Edith design?": "do" without "not" asks for an object
+    if noun_phrase and (tokens[1].lower_ == "there" or (tokens[0].lemma_ == "be" and tokens[1].pos_ in ("ADP", "ADJ"))):
+        return True
+    if noun_phrase and tokens[0].lemma_ == "be" and tokens[1].pos_ in ("DET", "NUM") and _predicate_follows(tokens):
+        return True
     after = next((t for t in tokens[1:] if t.lower_ not in NEGATIONS), None)
     if after is None or not after.text[:1].islower():  # "was Beyoncé …": a name is a subject
         return False
     return (after.pos_ in ("VERB", "AUX") or after.tag_ in ("VB", "VBN", "VBG")
             or (tokens[0].lemma_ == "be" and after.pos_ == "ADJ"))
+
+
+def _predicate_follows(tokens) -> bool:
+    """After "be", a noun phrase that says what the wh-phrase is ("a billionaire", "the largest donor",
+    "the cause of …", "the first to …"), not a thing the wh-phrase describes ("What colour was the car?",
+    "What nationality were the two friends?"), in a clause with no verb of its own ("the overheating
+    issue" has none) and no stranded preposition ("Which radio was its look based on?")."""
+    main = list(itertools.takewhile(lambda t: t.lower_ not in WH_WORDS and t.pos_ not in ("SCONJ", "PART"),
+                                    tokens[1:]))  # up to "when …" or "to abandon …"
+    words = [t for t in main if t.is_alpha]
+    if not words or words[-1].pos_ == "ADP" or any(
+            (t.pos_ in ("VERB", "AUX") or t.tag_ in ("VB", "VBN", "VBG")) and t.dep_ not in ("amod", "compound")
+            for t in main):
+        return False
+    head = next((k for k, t in enumerate(words) if t.pos_ in ("NOUN", "PROPN") and t.dep_ != "compound"), None)
+    return words[0].lower_ in ("a", "an") or any(t.tag_ == "JJS" or t.lower_ in ORDINAL for t in words) or (
+        head is not None and head + 1 < len(words) and words[head + 1].lower_ == "of")
 
 
 def _measure(tokens) -> Claim | None:
@@ -233,7 +312,7 @@ def _measure(tokens) -> Claim | None:
         return None
     noun = MEASURE_NOUNS[tokens[1].lower_]
     answer_type = "NUMBER" if noun == "age" else "MEASURE"
-    return Claim(text=_sentence(f"There exists {'an' if noun[0] in 'aeiou' else 'a'} {noun} for {_join(tokens[3:])}"),
+    return Claim(text=_sentence(f"There exists {voice.indefinite(noun)} {noun} for {_join(tokens[3:])}"),
                  schema="existential", wh=f"how {tokens[1].lower_}", answer_type=answer_type)
 
 
@@ -308,7 +387,7 @@ def _subject_end(tokens) -> int:
         if modifier is not None and modifier.left_edge.i in position:
             return position[modifier.left_edge.i]
     return next((i for i, t in enumerate(tokens[2:], start=2)
-                 if t.pos_ in ("VERB", "ADJ", "ADV")
+                 if t.pos_ in ("VERB", "ADJ", "ADV", "AUX")
                  or (t.pos_ == "DET" and tokens[i - 1].pos_ in ("NOUN", "PROPN"))), len(tokens))
 
 

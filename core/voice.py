@@ -166,6 +166,24 @@ def known_verb(word: str) -> bool:
     return _verb_info(word.lower()) is not None or word.lower() in _SAME_PAST
 
 
+# Words whose spelling and sound disagree on the article ("a one", "a user", "an hour").
+_VOWEL_SPELT_CONSONANT = re.compile(r"(?:one\b|once\b|uni|use|usu|eu|ewe)", re.I)
+_SILENT_H = re.compile(r"(?:hour|honest|honou?r|heir)", re.I)
+_ACRONYM = re.compile(r"[A-Z]{2,}\b")
+_VOWEL_LETTER_NAMES = "AEFHILMNORSX"  # "an EU national", "an NDA", "a UK resident"
+
+
+def indefinite(phrase: str) -> str:
+    """The indefinite article for ``phrase`` ("an age", "a notice period", "a one", "an hour", "an EU
+    national")."""
+    if _ACRONYM.match(phrase):
+        return "an" if phrase[0] in _VOWEL_LETTER_NAMES else "a"
+    vowel = phrase[:1].lower() in "aeiou"
+    if vowel and _VOWEL_SPELT_CONSONANT.match(phrase) or not vowel and not _SILENT_H.match(phrase):
+        return "a"
+    return "an"
+
+
 def inflect(lemma: str, form: str) -> str:
     """A verb's "base", "third" (person singular) or "past" form: inflect("open", "past") → "opened"."""
     if form == "third":
@@ -346,7 +364,7 @@ def _role_subject(text: str, words, at: int, plural: bool) -> _Clause:
     role = _ROLE_PLURALS.get(keys[at], keys[at])
     nxt = at + 1
     if nxt >= len(keys):
-        return _Clause("I", "1", "be", "pres", tail=f"{'an' if role[0] in 'aeiou' else 'a'} {role}", role=True)
+        return _Clause("I", "1", "be", "pres", tail=f"{indefinite(role)} {role}", role=True)
     relative = keys[nxt] in ("who", "that")
     if not relative and not _is_finite(keys[nxt], True) and not any(k in _MAIN_SPLIT for k in keys[nxt:]):
         return _Clause("I", "1", "be", "pres", tail=text, role=True)  # "a resident of Wexbridge"
@@ -356,8 +374,7 @@ def _role_subject(text: str, words, at: int, plural: bool) -> _Clause:
         if split is not None:
             head = text[words[begins][1]:words[split - 1][2]]
             if keys[nxt] not in ("who", "that"):
-                article = "an" if role[0] in "aeiou" else "a"
-                head = f"are {article} {role} {head}" if plural else f"is {article} {role} {head}"
+                head = f"are {indefinite(role)} {role} {head}" if plural else f"is {indefinite(role)} {role} {head}"
             condition = _verb_group(head, _words(head), 0, "I", "1", plural=plural, role=True)
             main = _verb_group(text, words, split, "I", "1", role=True)
             return _with(condition, then=main)
@@ -575,8 +592,7 @@ def _singular_phrase(tail: str) -> str:
             singular = {"children": "child", "people": "person"}.get(word.lower())
             if singular is None:
                 singular = word[:-3] + "y" if word.endswith("ies") else word[:-1]
-            article = "an" if words[0][0].lower() in "aeiou" else "a"
-            return " ".join([article] + words[:i] + [singular] + words[i + 1:])
+            return " ".join([indefinite(words[0])] + words[:i] + [singular] + words[i + 1:])
     return tail
 
 

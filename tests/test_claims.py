@@ -151,3 +151,51 @@ def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_typ
 def test_a_subject_wh_phrase_contracted_auxiliaries_and_do_questions(build, question, text, answer_type):
     claim = build(question)
     assert (claim.text, claim.answer_type) == (text, answer_type)
+
+
+@pytest.mark.parametrize("question, text, answer_type", [
+    # the wh-phrase runs to its head noun, past adjectives and compounds, and takes its of- or other phrase
+    ("Which Chinese premier visited the disaster zone after the 2008 Sichuan earthquake?",
+     "There exists a Chinese premier that visited the disaster zone after the 2008 Sichuan earthquake.", ""),
+    ("What notice period do we have to give to withdraw?",
+     "There exists a notice period that we have to give to withdraw.", ""),
+    ("What type of music did Chopin discover?", "There exists a type of music that Chopin discovered.", ""),
+    ("What percentage of the vote did she get?", "There exists a percentage of the vote that she got.", ""),
+    ("Which president of the US awarded Lee the Presidential Medal of Freedom?",
+     "There exists a president of the US that awarded Lee the Presidential Medal of Freedom.", ""),
+    ("How many units of the Wii version of Twilight Princess had been sold by 2011?",
+     "There exists a number of units of the Wii version of Twilight Princess that had been sold by 2011.", "NUMBER"),
+    ("To what part of his body does Zelda deliver the blow?",
+     "There exists a part of his body to which Zelda delivers the blow.", ""),
+    ("Which of the parties may terminate the agreement?",
+     "There exists one of the parties that may terminate the agreement.", ""),
+    ("What visual images and symbols were on the furnishings?",
+     "There exist visual images and symbols that were on the furnishings.", ""),
+    # plural and article
+    ("Which documents are confidential?", "There exist documents that are confidential.", ""),
+    ("What item did Lee give Peck?", "There exists an item that Lee gave Peck.", ""),
+    ("Which one is bigger?", "There exists a one that is bigger.", ""),
+    # after "be", a predicate makes the wh-phrase the subject; a thing it describes does not
+    ("What country was the largest aid donor to China?", "There exists a country that was the largest aid donor to China.",
+     "PLACE"),
+    ("What part of the iPod Nano was the cause of the overheating issue?",
+     "There exists a part of the iPod Nano that was the cause of the overheating issue.", ""),
+    ("What previous mayor of New York is a billionaire?",
+     "There exists a previous mayor of New York that is a billionaire.", ""),
+    ("What colour was the car?", "There exists a colour that the car was.", ""),
+    ("Which old radio was the iPod's look based on?", "There exists an old radio that the iPod's look was based on.", ""),
+    ("How many minor league teams are there in NYC?", "There exists a number of minor league teams that are there in NYC.",
+     "NUMBER"),
+    ("What federal court has jurisdiction over Staten Island?",
+     "There exists a federal court that has jurisdiction over Staten Island.", ""),
+    ("How many languages has the book been translated into?",
+     "There exists a number of languages that the book has been translated into.", "NUMBER"),
+])
+def test_a_wh_phrase_with_a_noun_is_read_whole(build, question, text, answer_type):
+    claim = build(question)
+    assert (claim.text, claim.answer_type) == (text, answer_type)
+
+
+def test_a_wh_subject_before_have_to_is_not_inverted(build):
+    assert build("Who has to sign the agreement?").text == "There exists a person who has to sign the agreement."
+    assert build("What do I have to do?").text == "There exists something that I have to do."
