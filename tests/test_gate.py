@@ -220,3 +220,13 @@ def test_a_value_the_evidence_lacks_is_refused_before_any_condition_is_asked():
     assert (failed.action, failed.rule) == ("ANSWER", "conditions_failed")
     # with the value found, the open condition is asked
     assert decide(trace(signals(p_open=0.9, answer_type_found=1.0))).rule == "condition_open"
+
+
+def test_a_question_that_refers_by_a_pronoun_to_nothing_said_is_asked_about_not_refused():
+    dangling = {"dangling_pronoun": 1.0}
+    d = decide(trace(signals(p_topic=0.1, ambiguity=1.0, ambiguity_heuristics=dangling)))
+    assert (d.action, d.rule) == ("ASK", "ambiguity")
+    # a pronoun beside a name ("When did it open, the Harlow Bridge?") leaves the topic to P(topic)
+    named = {"dangling_pronoun": 0.3}
+    d = decide(trace(signals(p_topic=0.1, ambiguity=0.3, ambiguity_heuristics=named)))
+    assert (d.action, d.rule) == ("ABSTAIN", "topic_absent")

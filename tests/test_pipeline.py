@@ -236,3 +236,10 @@ def test_rivals_are_other_documents_of_the_named_kind_each_title_once():
     retrieval = ((RetrievedPassage(top, 1, 0.8, 3.0, 1.0, 0.8),), None)
     assert _rivals(kb, "Who composed the score of the film?", retrieval, {}) == ("Skyfall (2012 film)",)
     assert _rivals(kb, "Who composed the score of Spectre?", retrieval, {}) == ()  # a name: retrieval told them apart
+
+
+def test_a_question_about_an_unnamed_it_is_asked_about(sample_pipeline):
+    trace = sample_pipeline.analyze(make_query("How long did it last?"))
+    decision = decide(trace)
+    assert trace.signals.ambiguity_heuristics["dangling_pronoun"] == 1.0
+    assert (decision.action, decision.rule) == ("ASK", "ambiguity")
