@@ -497,21 +497,28 @@ _START_WORDS = {"moved", "move", "arrived", "started", "start", "began", "begun"
 
 def content_stems(text: str) -> set[str]:
     """Content words reduced to a stem ("living" → "liv"), or to a synonym group's name
-    ("house", "home" and "lived" → "reside"), without function words and number words."""
+    ("house", "home" and "lived" → "reside"), without function words and number words. A hyphenated
+    word counts as its parts ("for-profit" as "for profit", "co-owned" as "co owned"), or as itself
+    where its parts are all function words ("full-time")."""
     out = set()
-    for word in re.findall(r"[a-z][a-z'-]*", _normalise(text)):
-        word = word.removesuffix("'s")
-        if word in _STOP or word in _ONES or word in _TENS:
-            continue
-        if word in _STEM:
-            out.add(_STEM[word])
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        out.add(word.rstrip("e"))
+    for compound in re.findall(r"[a-z][a-z'-]*", _normalise(text)):
+        parts = {stem for part in compound.split("-") if part and (stem := _content_stem(part))}
+        out |= parts or ({whole} if (whole := _content_stem(compound)) else set())
     return out
+
+
+def _content_stem(word: str) -> str:
+    """The stem of one word, or "" for a function or number word."""
+    word = word.removesuffix("'s")
+    if word in _STOP or word in _ONES or word in _TENS:
+        return ""
+    if word in _STEM:
+        return _STEM[word]
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word.rstrip("e")
 
 
 def _clause(text: str, span: tuple[int, int]) -> str:
@@ -633,6 +640,25 @@ def _as_of_value(quantities: list[Quantity], as_of: dict, age: Quantity) -> floa
     return next(q.value for q in quantities if q.span == as_of[age.span])
 
 
+TURNED = re.compile(r"\bturn(?:ed|s)?\b", re.I)
+
+
+def _births(fact: str, readings) -> list[tuple[Quantity, _Interval]]:
+    """When the user was born, from an age they turned on a date ("I turned 64 on 1 September 2017":
+    1 September 1953; "I turned 66 in 2019": some day of 1953)."""
+    out = []
+    for q, _ in readings:
+        if q.kind != "age" or q.relation != "==" or q.subject or not TURNED.search(_clause(fact, q.span)):
+            continue
+        when = _stated_at(fact, q, readings, math.nan)
+        if math.isnan(when):
+            continue
+        born = when - q.value
+        interval = _Interval(born, True, born + 1, False) if float(when).is_integer() else _Interval(born, True, born, True)
+        out.append((_replace(q, kind="year", unit="year", value=born), interval))
+    return out
+
+
 def _stated_at(fact: str, age: Quantity, readings, now: float) -> float:
     """When an age in a fact holds: the date right after it ("I turned 66 in March 2025"), else now."""
     low = _normalise(fact)
@@ -677,6 +703,9 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
             if cond_q.kind not in ("age", "count") and overlap == 0 and (fact_stems or cond_q.kind == "number"):
                 continue
             candidates.append((overlap, fact, fact_q, fact_iv))
+        if cond_q.kind == "year" and "born" in condition_stems:
+            # "born on or before 5 August 1953" and "I turned 64 on 1 September 2017": a birthday dates the birth
+            candidates += [(1, fact, q, iv) for q, iv in _births(fact, readings)]
     if not candidates:
         return None
     best = max(c[0] for c in candidates)

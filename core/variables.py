@@ -162,6 +162,11 @@ class VariableStage:
                 return replace(cond, status="missing", scores=direct[k_e], method="nli (a bound needs a stated quantity)")
             status, k = "established", k_e
         elif against >= self.condition_contradict and against > direct[k_c].entailment:
+            if bounded(cond.text) and _same_kind_quantity(facts[k_c], cond.text):
+                # The fact states the bounded quantity in words arithmetic could not align with the
+                # condition's ("off with flu for 6 days" for "ill for at least 4 days"); NLI, which does no
+                # arithmetic, read that pair as a contradiction.
+                return replace(cond, status="missing", scores=direct[k_c], method="nli (a bound needs arithmetic)")
             status, k = "contradicted", k_c
         else:
             return replace(cond, status="missing", scores=direct[k_e], method="nli")
@@ -334,15 +339,28 @@ def bounded(condition: str) -> bool:
     return any(q.relation != "==" for q in quantities.extract(condition))
 
 
+def _same_kind_quantity(fact: str, condition: str) -> bool:
+    """The fact states a quantity of a kind the condition bounds (a duration for a duration)."""
+    bounded_kinds = {q.kind for q in quantities.extract(condition) if q.relation != "=="}
+    return any(q.kind in bounded_kinds for q in quantities.extract(fact))
+
+
 def restates(fact: str, condition: str) -> bool:
-    """The fact says every content word of the condition, or of one of its "or" alternatives
-    ("I own my house" for "own your home or rent it from a private landlord"), with no negation
-    on either side and no quantity in the condition (arithmetic decides those)."""
-    if NEGATION.search(fact) or NEGATION.search(condition) or UNSURE.search(fact) or quantities.extract(condition):
+    """The fact says every content word of the condition, or of one of its "or" alternatives ("I own
+    my house" for "own your home or rent it from a private landlord"), with no negation in the
+    condition, nor in the fact or else in the clause of it that says them ("I can't get other
+    financing, and I am a for profit business" says "I am a for profit business"), and no quantity in
+    the condition (arithmetic decides those)."""
+    if NEGATION.search(condition) or UNSURE.search(fact) or quantities.extract(condition):
         return False
-    said = _stems(fact)
     alternatives = [a for a in re.split(r"\s+or\s+", condition) if len(a.split()) >= 2] or [condition]
-    return any(_stems(a) and _stems(a) <= said for a in alternatives)
+    unnegated = [fact] if not NEGATION.search(fact) else [c for c in _clauses(fact) if not NEGATION.search(c)]
+    return any(_stems(a) and _stems(a) <= _stems(said) for said in unnegated for a in alternatives)
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` cut at its clause breaks (commas, "and", "but", "because", …)."""
+    return [c for c in CLAUSE_BREAK.split(text) if c and c.strip()]
 
 
 GENERIC_ASK = frozenset(quantities.content_stems(

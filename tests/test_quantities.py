@@ -316,3 +316,18 @@ def test_the_two_bounds_of_a_range_measure_the_same_thing(condition, fact, statu
 def test_a_bound_and_a_count_joined_by_and_stay_apart():
     over, children = extract("over 18 and have 2 children")
     assert (over.kind, children.kind) == ("number", "count")
+
+
+@pytest.mark.parametrize("fact, status", [
+    ("I turned 64 on 1 September 2017 and I live in Newcastle.", "contradicted"),  # born 1 September 1953
+    ("I turned 60 on 1 May 2013.", "established"),  # born 1 May 1953
+    ("I turned 66 in 2019.", None),  # born some day of 1953: before or after 5 August
+])
+def test_an_age_turned_on_a_date_dates_the_birth(fact, status):
+    checked = quantities.check("you were born on or before 5 August 1953", [fact], reference_year=2017)
+    assert (checked.status if checked else None) == status
+
+
+def test_a_hyphenated_word_counts_as_its_parts():
+    assert quantities.content_stems("a for-profit business") == quantities.content_stems("a for profit business")
+    assert quantities.content_stems("self-employed") == quantities.content_stems("self employed")

@@ -622,3 +622,19 @@ You can get the payment if you:
                                 (passage(text),), personal=True)
     assert state.outcome == "satisfied", [(c.text, c.status, c.method) for c in state.conditions]
     assert state.conditions[1].method == "place: Glasgow lies in UK"
+
+
+def test_a_negation_in_another_clause_does_not_stop_a_fact_restating_a_condition():
+    fact = "I'm not able to get any financing from anyone else, and I am a for-profit business"
+    assert variables.restates(fact, "I am a for profit business")
+    assert not variables.restates("I'm not a for-profit business", "I am a for profit business")
+
+
+def test_nli_does_not_contradict_a_bound_the_fact_states_a_quantity_for(monkeypatch):
+    # arithmetic cannot align "off with flu" with "ill"; the NLI model read 6 days as contradicting at least 4
+    monkeypatch.setattr(nli, "predict", lambda pairs: [NliScores(0.05, 0.15, 0.8)] * len(pairs))
+    text = "have been ill for at least 4 days in a row, including non-working days"
+    cond = Condition(text=text, user_voice=f"I {text}", kind="bullet", passage_id="p")
+    checked = VariableStage()._check([cond], Query(question="Am I entitled to sick pay?",
+                                                   scenario="I'm an employee and I've been off with flu for 6 days now."))
+    assert checked[0].status == "missing" and checked[0].method == "nli (a bound needs arithmetic)"
