@@ -174,6 +174,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         wh, start = "how long", 3 + (tokens[2].lower_ == "in" and len(tokens) > 3 and tokens[3].lower_ == "advance")
     elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "far":
         wh, start = "how measure", 2  # "How far did the rupture travel?": a distance
+    elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "come":
+        wh, start = "why", 2  # "How come the fee is not refunded?": a reason, in statement order
     target, answer_type = WH_TARGET[wh]
     noun, plural = "", False
     head, end = _wh_noun_phrase(tokens, start) if wh in ("what", "which", "whose", "how many", "how much") else (None, start)
@@ -381,6 +383,10 @@ def _subject_end(tokens) -> int:
     subject = next((t for t in tokens[1:] if t.dep_ in SUBJECT_DEPS and t.head in (lead, lead.head)), None)
     if subject is not None and position.get(subject.left_edge.i) == 1 and subject.right_edge.i in position:
         end = position[subject.right_edge.i] + 1
+        last = tokens[end - 1]
+        if end == words and end > 2 and last.text.islower() and len(last.text) > 4 and last.text.endswith("ed") \
+                and tokens[end - 2].pos_ in ("NOUN", "PROPN"):
+            return end - 1  # "isn't the fee | refunded": a participle the parser read as the subject's noun
         if end < words:
             return end
         modifier = next((t for t in subject.rights if t.dep_ not in ("cc", "conj", "compound", "punct")), None)

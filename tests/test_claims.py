@@ -199,3 +199,13 @@ def test_a_wh_phrase_with_a_noun_is_read_whole(build, question, text, answer_typ
 def test_a_wh_subject_before_have_to_is_not_inverted(build):
     assert build("Who has to sign the agreement?").text == "There exists a person who has to sign the agreement."
     assert build("What do I have to do?").text == "There exists something that I have to do."
+
+
+@pytest.mark.parametrize("question, text", [
+    # the parser reads "refunded" as the subject's noun ("the fee refunded")
+    ("Why isn't the fee refunded?", "There exists a reason why the fee is not refunded."),
+    ("Is the fee refunded?", "The fee is refunded."),
+    ("How come the fee is not refunded?", "There exists a reason why the fee is not refunded."),
+])
+def test_a_negated_passive_and_how_come(build, question, text):
+    assert build(question).text == text
