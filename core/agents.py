@@ -173,7 +173,8 @@ class AskAgent:
 
     def run(self, trace: Trace, decision: Decision, abduction: Abduction | None = None) -> Response:
         asked = [q for q, _ in trace.query.history]
-        options = self._options(trace, abduction)
+        options = self._options(trace, abduction) or (
+            self._to_confirm(trace) if decision.rule == "condition_open" else [])
         if not options:
             return self._which_one(trace, asked)
         # a bullet "Universal Credit" under "… if you're getting:" is asked as "Are you getting Universal Credit?"
@@ -202,6 +203,18 @@ class AskAgent:
             out = named + [o for o in out if o[0] != abduction.ask_about] if named else \
                 [(abduction.ask_about, "premise", abduction.best.support_passage if abduction.best else "")] + out
         return out
+
+    @staticmethod
+    def _to_confirm(trace: Trace) -> list[tuple[str, str, str]]:
+        """Every condition read from the user's own words, the least sure reading first: P(condition
+        open) says one is probably not settled though each was read as settled ("I live in Glasgow"
+        for "you'll be living in the UK …"), so the question confirms it rather than asking which
+        document the user means. A condition an answered follow-up settled is not asked again."""
+        rank = {"nli": 0, "words": 1, "negation": 1, "place": 2, "numeric": 3}
+        read = [c for c in trace.variables.conditions
+                if c.status in ("established", "contradicted") and not c.method.startswith("history")]
+        read.sort(key=lambda c: rank.get(c.method.split(" ")[0].rstrip(":"), 0))
+        return [(c.text, "condition", c.passage_id) for c in read]
 
     def _not_asked(self, options, questions: list[str], asked: list[str]) -> list[int]:
         if not asked:

@@ -341,3 +341,20 @@ def test_no_value_of_the_asked_kind_gives_the_sentence_not_a_wrong_number(claims
     out = AnswerAgent(mode="extractive").run(trace(question, [bridge], claims.run(question)),
                                              decision("ANSWER", "default_answer"))
     assert out.answer == out.statement  # no span: the agent falls back to the evidence sentence
+
+
+def test_when_p_open_asks_but_every_condition_was_read_the_least_sure_reading_is_confirmed(claims):
+    # train KB: "I'm 79, born in 1938, and I live in Glasgow" settled both Winter Fuel conditions, P(open)
+    # still said one was open, and the question asked which document was meant
+    question = "Will I get the Winter Fuel Payment?"
+    read = [replace(c, status="established", method=m, support="I'm 79 and I live in Calvera.")
+            for c, m in zip(fuel_conditions(), ("numeric: 79 years > 66 years required", "nli", "numeric: …"))]
+    t = trace(question, [passage("winter_fuel#0", "Winter Fuel Payment", FUEL)], claims.run(question),
+              conditions=read, outcome="satisfied")
+    out = AskAgent().run(t, decision("ASK", "condition_open"))
+    assert out.action == "ASK" and out.target == CONDITIONS[1] and out.text.endswith("?")
+    # a condition an answered follow-up settled is not asked again
+    settled = [replace(c, method="history (similarity 0.90)") if c.text == CONDITIONS[1] else c for c in read]
+    t = trace(question, [passage("winter_fuel#0", "Winter Fuel Payment", FUEL)], claims.run(question),
+              conditions=settled, outcome="satisfied")
+    assert AskAgent().run(t, decision("ASK", "condition_open")).target != CONDITIONS[1]
