@@ -5,8 +5,9 @@ history). Required variables are the conditions the best evidence imposes —
 bullet items under an "if you:" lead-in, if/unless/only-if clauses and
 must/eligible/require sentences. Each condition is checked against the user's
 facts: numerically when it has a quantity (an SNLI model cannot compare 14
-months with two years), by a matching answered follow-up question, else by NLI
-with the condition put in the user's own voice. I(q) = |missing| / (|known| + |missing|).
+months with two years), by a matching answered follow-up question, by a gazetteer when it
+names a place (``place_check``: NLI knows no geography), else by NLI with the condition put in
+the user's own voice. I(q) = |missing| / (|known| + |missing|).
 
 Conditions are read only for questions about the asker ("Can I …", "Is my …", or a yes/no
 question asked with circumstances told; ``core.pipeline``): a factual question about a policy
@@ -320,6 +321,7 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
 
 
 def _without_places(text: str, spans: Sequence[places.Mention]) -> str:
+    """``text`` with the named places blanked out (what the condition says of them remains)."""
     for m in sorted(spans, key=lambda m: -m.start):
         text = text[: m.start] + " " + text[m.end:]
     return text
