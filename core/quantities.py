@@ -650,8 +650,8 @@ def _births(fact: str, readings) -> list[tuple[Quantity, _Interval]]:
     for q, _ in readings:
         if q.kind != "age" or q.relation != "==" or q.subject or not TURNED.search(_clause(fact, q.span)):
             continue
-        when = _stated_at(fact, q, readings, math.nan)
-        if math.isnan(when):
+        when = _dated(fact, q, readings)
+        if when is None:
             continue
         born = when - q.value
         interval = _Interval(born, True, born + 1, False) if float(when).is_integer() else _Interval(born, True, born, True)
@@ -659,14 +659,20 @@ def _births(fact: str, readings) -> list[tuple[Quantity, _Interval]]:
     return out
 
 
-def _stated_at(fact: str, age: Quantity, readings, now: float) -> float:
-    """When an age in a fact holds: the date right after it ("I turned 66 in March 2025"), else now."""
+def _dated(fact: str, age: Quantity, readings) -> float | None:
+    """The date right after an age in a fact ("I turned 66 in March 2025"), or None."""
     low = _normalise(fact)
     for q, _ in readings:
         if q.kind == "year" and q.span[0] >= age.span[1] and \
                 re.fullmatch(r"\s*(?:in|on|at|by|last)?\s*", low[age.span[1]:q.span[0]]):
             return q.value
-    return now
+    return None
+
+
+def _stated_at(fact: str, age: Quantity, readings, now: float) -> float:
+    """When an age in a fact holds: the date right after it (``_dated``), else now."""
+    when = _dated(fact, age, readings)
+    return now if when is None else when
 
 
 def _shifted(interval: _Interval, years: float) -> _Interval:
