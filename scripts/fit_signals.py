@@ -26,8 +26,9 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    lower no training domain's objective: a rule switched on must raise the mean by ``SWITCH_GAIN``, a
    rule switched off only raise it (one that costs nothing when removed is redundant there; one bit
    each: little room to fit noise).
-4. Fits the general learned gate on all domains at once — over every signal, or over the calibrated
-   probabilities and the dialogue context alone (what means the same on every knowledge base), each
+4. Fits the general learned gate on all domains at once — over every signal, over the calibrated
+   probabilities and the dialogue context alone (what means the same on every knowledge base), or over
+   those and the rule gate's verdict under the declared defaults (stored in the gate file), each
    deciding by the largest probability relative to the action's training share ("balanced") or by the
    largest probability ("argmax"), answering at any P(ANSWER) or only where out of fold at least
    80, 85 or 90 % of answers were right — and keeps the one with the best mean leave-one-domain-out
@@ -53,7 +54,7 @@ from core.evaluation.calibration import GATE_SETTINGS, SETTINGS_BY_RULE, coordin
 from core.gate.table import CONTEXT_FEATURES, SignalTable, gate_table
 from core.evaluation.fit_signals import fit_all, save
 from core.evaluation.learned_gate import fit_learned_gate
-from core.gate.learned import DECISIONS
+from core.gate.learned import DECISIONS, RULE_VERDICT
 from core.evaluation.training import group_of, training_sets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +75,11 @@ SPACES = {"calibrated rules": (("topic_min", "fact_min", "open_max"), "calibrate
 # each knowledge base (a BM25 score grows with the corpus), the probabilities were fitted across several.
 CALIBRATED_FEATURES = ("p_topic", "p_fact", "p_open", "p_met", "n_referents", "outcome:failed", "outcome:satisfied",
                        *CONTEXT_FEATURES)
-FEATURE_SETS = {"every signal": None, "calibrated": CALIBRATED_FEATURES}
+# The calibrated features and the rule gate's verdict under the declared defaults: a weighted sum of the
+# probabilities cannot rebuild the rules' reading (a failed required condition, a question with several
+# referents), so this gate starts from the rules' answer and learns where the signals overrule it.
+FEATURE_SETS = {"every signal": None, "calibrated": CALIBRATED_FEATURES,
+                "calibrated and the rule gate's verdict": CALIBRATED_FEATURES + RULE_VERDICT}
 # ANSWER only at a calibrated P(ANSWER) that kept this share of out-of-fold answers right (None: no floor)
 PRECISION_FLOORS = (None, 0.8, 0.85, 0.9)
 GATE_VARIANTS = {f"{name}, {decision}" + (f", answer precision {floor}" if floor else ""): (features, decision, floor)

@@ -14,7 +14,7 @@ from core.evaluation.calibration import (GATE_SETTINGS, Objective, grid, save_su
                                          sweep_2d)
 from core.evaluation.learned_gate import cross_validate, fit_learned_gate
 from core.gate import RULE_NAMES, decide_signals
-from core.gate.learned import LearnedGate
+from core.gate.learned import RULE_VERDICT, LearnedGate, feature_matrix, gate_settings
 from core.gate.table import SignalTable, compile_rules, regate
 from core.types import ACTIONS
 from tests.factories import signals
@@ -216,6 +216,27 @@ def test_precision_floor_trades_coverage_for_precision():
     answered_free, answered_floor = c_free == 0, c_floor == 0
     assert answered_floor.sum() < answered_free.sum()
     assert (gold[answered_floor] == "ANSWER").mean() > (gold[answered_free] == "ANSWER").mean()
+
+
+def test_a_learned_gate_reading_the_rule_gates_verdict_keeps_the_settings_it_was_fitted_with(tmp_path):
+    rng = np.random.default_rng(3)
+    table = SignalTable.from_signals(random_signals(rng, 600))
+    fitted_with = {**settings.defaults(), "rule_score_gap": False, "rule_missing_variables": False}
+    verdict = regate(table, fitted_with).codes
+    flip = rng.random(len(table)) < 0.1  # the gold action is the rules' but for a tenth of the rows
+    gold = np.array(ACTIONS, dtype=object)[np.where(flip, (verdict + 1) % 3, verdict)]
+    gate = fit_learned_gate(table, gold, decision="argmax", features=RULE_VERDICT, rule_settings=fitted_with)
+    assert gate.rule_settings == gate_settings(fitted_with) and gate.rule_settings["rule_score_gap"] is False
+    codes = gate.predict(table)[0]
+    assert (codes == verdict).mean() > 0.95  # it learned to follow the rules, not the flipped tenth
+    gate.save(tmp_path / "gate.json")
+    loaded = LearnedGate.load(tmp_path / "gate.json")
+    assert loaded.rule_settings == gate.rule_settings and (loaded.predict(table)[0] == codes).all()
+    # the verdict is computed under the stored settings, not under today's declared defaults
+    assert (regate(table, settings.defaults()).codes != verdict).any()
+    with pytest.raises(ValueError, match="gate settings it was fitted with"):
+        feature_matrix(table, RULE_VERDICT)
+    assert fit_learned_gate(table, gold).rule_settings is None  # a gate on the signals alone stores none
 
 
 def test_learned_gate_load_errors(tmp_path):

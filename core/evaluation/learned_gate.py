@@ -13,18 +13,21 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from core.evaluation import metrics as M
-from core.gate.learned import (CALIBRATIONS, DECISIONS, LearnedGate, feature_matrix, feature_names, logistic_probabilities,
-                               logit)
+from core.gate.learned import (CALIBRATIONS, DECISIONS, RULE_VERDICT, LearnedGate, feature_matrix, feature_names,
+                               gate_settings, logistic_probabilities, logit)
 from core.gate.table import SignalTable
 from core.types import ACTIONS
 
 
 def fit_learned_gate(table: SignalTable, gold, *, calibration: str = "isotonic", decision: str = "balanced",
                      precision_floor: float | None = None, folds: int = 5, C: float = 1.0, seed: int = 0,
-                     info: Mapping[str, Any] | None = None, features: Sequence[str] | None = None) -> LearnedGate:
+                     info: Mapping[str, Any] | None = None, features: Sequence[str] | None = None,
+                     rule_settings: Mapping[str, Any] | None = None) -> LearnedGate:
     """Fit a learned gate on the signals of ``table`` against the gold actions: logistic regression with
     balanced class weights, calibrators fitted on out-of-fold raw probabilities. ``features`` limits
-    what it reads (default: every signal; ``core.gate.learned.feature_names``)."""
+    what it reads (default: every signal; ``core.gate.learned.feature_names``); the rule gate's verdict
+    ("rule:ASK", …) is read under ``rule_settings`` (default: the declared gate settings), which the
+    gate stores."""
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration must be one of {', '.join(CALIBRATIONS)}, not {calibration!r}")
     if decision not in DECISIONS:
@@ -36,7 +39,8 @@ def fit_learned_gate(table: SignalTable, gold, *, calibration: str = "isotonic",
     if len(present) < 2:
         raise ValueError("the learned gate needs gold items of at least two actions")
     names = list(features) if features is not None else feature_names(table)
-    X = feature_matrix(table, names)
+    rule_settings = gate_settings(rule_settings) if any(n in RULE_VERDICT for n in names) else None
+    X = feature_matrix(table, names, rule_settings)
     mean, scale = X.mean(axis=0), X.std(axis=0)
     scale[scale == 0] = 1.0
     Z = (X - mean) / scale
@@ -51,7 +55,7 @@ def fit_learned_gate(table: SignalTable, gold, *, calibration: str = "isotonic",
     priors = np.bincount(y, minlength=len(present)) / len(y)
     gate = LearnedGate(features=tuple(names), classes=tuple(ACTIONS[a] for a in present), mean=mean, scale=scale,
                        coef=model[0], intercept=model[1], calibration=calibration, calibrators=calibrators,
-                       priors=priors, decision=decision, info=dict(info or {}))
+                       priors=priors, decision=decision, info=dict(info or {}), rule_settings=rule_settings)
     if precision_floor is not None and "ANSWER" in gate.classes:
         probs = gate.calibrate(raw_oof)
         threshold = _floor_threshold(probs, y, gate, precision_floor)

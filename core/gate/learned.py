@@ -1,8 +1,10 @@
 """The learned gate's inference: calibrated logistic regression over the signals (HALT-RAG style).
 
 Features are every numeric ``Signals`` field, each ambiguity heuristic, a one-hot of
-``condition_outcome`` and, for a gate fitted on traces, the dialogue context and the strongest NLI
-and retrieval scores (``core.gate.table``). A multinomial logistic regression over standardised
+``condition_outcome``, for a gate fitted on traces the dialogue context and the strongest NLI
+and retrieval scores (``core.gate.table``), and optionally the rule gate's verdict ("rule:ASK", …)
+under the gate settings stored in the file (the rules' reading of conditions and referents, which a
+weighted sum of the signals does not rebuild: the gate then learns where to overrule them). A multinomial logistic regression over standardised
 features gives raw probabilities; per-action isotonic or Platt calibrators make them honest. The
 action is the calibrated probability's argmax, by default divided by each action's training share
 ("balanced"); an optional precision floor raises the bar an ANSWER must clear.
@@ -22,7 +24,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from core.gate.rules import answer_polarity
-from core.gate.table import OUTCOMES, TRACE_PREFIXES, SignalTable
+from core import settings as settings_mod
+from core.gate.table import OUTCOMES, TRACE_PREFIXES, SignalTable, gate_table
 from core.types import ACTIONS, Decision, RuleResult, Signals, Trace
 
 KIND = "answerability-workbench-learned-gate"
@@ -37,8 +40,28 @@ def feature_names(table: SignalTable) -> list[str]:
     return list(table.columns) + [f"outcome:{o}" for o in OUTCOMES]
 
 
-def feature_matrix(table: SignalTable, names: Sequence[str]) -> np.ndarray:
-    return np.column_stack([table.column(n) for n in names]) if len(table) else np.zeros((0, len(names)))
+RULE_VERDICT = tuple(f"rule:{a}" for a in ACTIONS)  # the rule gate's action, one-hot
+
+
+def gate_settings(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The gate-stage settings of ``values`` (defaults filling the rest): what a gate reading the rule
+    gate's verdict stores, so that later changes to the declared defaults leave its inputs alone."""
+    values = settings_mod.resolve(values)
+    return {s.name: values[s.name] for s in settings_mod.SETTINGS if s.stage == "gate"}
+
+
+def feature_matrix(table: SignalTable, names: Sequence[str], rule_settings: Mapping[str, Any] | None = None) -> np.ndarray:
+    """The columns ``names`` of ``table``; "rule:<ACTION>" is 1 where the rule gate under
+    ``rule_settings`` says that action."""
+    if not len(table):
+        return np.zeros((0, len(names)))
+    verdict = None
+    if any(n in RULE_VERDICT for n in names):
+        if rule_settings is None:
+            raise ValueError("a gate reading the rule gate's verdict needs the gate settings it was fitted with")
+        verdict = gate_table(table, settings_mod.resolve(rule_settings)).codes
+    return np.column_stack([(verdict == ACTIONS.index(n[5:])).astype(float) if n in RULE_VERDICT else table.column(n)
+                            for n in names])
 
 
 @dataclass(frozen=True)
@@ -56,18 +79,20 @@ class LearnedGate:
     decision: str = "balanced"
     answer_threshold: float | None = None  # min calibrated P(ANSWER) to answer (from the precision floor)
     info: dict[str, Any] = field(default_factory=dict)
+    rule_settings: dict[str, Any] | None = None  # the gate settings behind its "rule:…" features, if it reads them
 
     # -- applying --
     def probabilities(self, table: SignalTable) -> np.ndarray:
         """Calibrated probabilities, shape (n, 3) in ACTIONS order (0 for actions not trained on)."""
-        missing = [f for f in self.features if not (f in table.columns or f.startswith(("outcome:", "amb:")))]
+        missing = [f for f in self.features
+                   if not (f in table.columns or f in RULE_VERDICT or f.startswith(("outcome:", "amb:")))]
         if any(f.startswith(TRACE_PREFIXES) for f in missing):
             raise ValueError("this learned gate reads the dialogue context and passage scores: "
                              "give it the whole Trace, not bare Signals")
         if missing:
             raise ValueError(f"the learned gate was trained on signals these traces lack ({', '.join(missing)}): "
                              f"retrain it with `python -m core calibrate … --learned-gate`")
-        Z = (feature_matrix(table, self.features) - self.mean) / self.scale
+        Z = (feature_matrix(table, self.features, self.rule_settings) - self.mean) / self.scale
         probs = self.calibrate(logistic_probabilities((self.coef, self.intercept), Z, len(self.classes)))
         out = np.zeros((len(table), len(ACTIONS)))
         for c, name in enumerate(self.classes):
@@ -105,7 +130,9 @@ class LearnedGate:
                else "the highest")
         floor = (f"; ANSWER needs P(ANSWER) ≥ {self.answer_threshold:.2f}" if self.answer_threshold is not None
                  else "")
-        reason = (f"Learned gate{f' {source}' if source else ''} (logistic regression over the signals, "
+        reads = (" and the rule gate's verdict under the settings it was fitted with" if self.rule_settings is not None
+                 else "")
+        reason = (f"Learned gate{f' {source}' if source else ''} (logistic regression over the signals{reads}, "
                   f"{self.calibration}-calibrated, fitted on {fitted}): {shown}; {action} is {how}{floor}. "
                   f"The rule gate would say {rule_decision.action} (rule {rule_decision.rule}).")
         decided = RuleResult("learned_gate", action, True, True, (), reason)
@@ -139,7 +166,8 @@ class LearnedGate:
                 "coef": self.coef.tolist(), "intercept": self.intercept.tolist(),
                 "calibration": {"method": self.calibration, "per_class": list(self.calibrators)},
                 "priors": self.priors.tolist(), "decision": self.decision,
-                "answer_threshold": self.answer_threshold, "info": self.info}
+                "answer_threshold": self.answer_threshold, "info": self.info,
+                **({"rule_settings": self.rule_settings} if self.rule_settings is not None else {})}
 
     def save(self, path: str | Path) -> None:
         """Write the gate as JSON (atomically: a crash leaves the old file)."""
@@ -165,7 +193,8 @@ class LearnedGate:
                        coef=np.array(data["coef"], float), intercept=np.array(data["intercept"], float),
                        calibration=data["calibration"]["method"],
                        calibrators=tuple(data["calibration"]["per_class"]), priors=np.array(data["priors"], float),
-                       decision=data["decision"], answer_threshold=data["answer_threshold"], info=data["info"])
+                       decision=data["decision"], answer_threshold=data["answer_threshold"], info=data["info"],
+                       rule_settings=data.get("rule_settings"))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"learned gate {path} is damaged ({type(exc).__name__}: {exc}); retrain it") from None
 
