@@ -76,3 +76,24 @@ def test_training_kb_questions_resolve_and_group_by_document():
         assert all(e in texts[doc] for e in item.evidence), f"{item.id}: evidence not verbatim"
         if item.action == "ABSTAIN":
             assert (item.extra.get("reason") == "topic_absent") == (not doc), item.id
+
+
+def test_conditionalqa_train_asks_where_an_answer_holds_only_under_conditions_and_keeps_lists_as_lists():
+    data = training.conditionalqa_train()
+    assert len(data.items) == 2330 and {i.extra["domain"] for i in data.items} == {"conditionalqa"}
+    assert {a: sum(i.action == a for i in data.items) for a in ("ANSWER", "ASK", "ABSTAIN")} == {
+        "ANSWER": 1691, "ASK": 548, "ABSTAIN": 91}
+    assert len({i.documents for i in data.items}) == 1  # every guide in one knowledge base
+    guides = {d[0]: d for d in data.items[0].documents}
+    assert len({group_of(i) for i in data.items}) == len(guides) == 435
+    probate = next(d for d in guides.values() if d[1] == "Applying for probate")
+    assert "<" not in probate[2] and "\n* brothers and sisters\n" in probate[2]
+    for item in data.items:
+        assert item.scenario and item.question
+        guide = guides[item.extra["guide"]][2]
+        assert all(e in guide for e in item.evidence), item.id  # its evidence is in its own guide
+        assert bool(item.answers) == (item.action != "ABSTAIN")
+    # an answer with conditions the scenario leaves open
+    bursary = next(i for i in data.items if i.question == "Will I be eligible for a social work bursary?"
+                   and "approved undergraduate" in i.scenario)
+    assert bursary.action == "ASK" and bursary.answers == ("yes",)

@@ -14,6 +14,15 @@ contract, article) so cross-validation never splits a group.
   guide pages, SQuAD train articles and ContractNLI train NDAs in one knowledge base
   (``scripts/build_train_kb.py``; ``train_kb/README.md``): the one training domain asked the way the
   workbench is used, every kind of question against one mixed knowledge base; group = document.
+- ``conditionalqa``: ConditionalQA train questions about the asker's circumstances on gov.uk guides,
+  each with the asker's scenario, against one knowledge base of every guide (the file holds only each
+  question's evidence sentences, so a guide is the union of its questions' evidence, lists kept as
+  lists); an answer that holds only under conditions the scenario leaves open → ASK, a plain answer →
+  ANSWER, not answerable → ABSTAIN; group = guide. Of the sample KB's kind (personal questions with
+  scenarios, against guides retrieval has to find), but measured, not fitted (``bench/bench_guides.py``;
+  not in ``training_sets``): the signals do not yet separate its answers from its clarifications
+  (P(condition open) refitted on it ranks them at grouped-CV AUROC 0.56), and adding it to the fits
+  lowered the other domains' objective (ShARC train 0.779 → 0.753) for nothing on its own.
 - ``squad``: SQuAD 2.0 train articles pooled into one knowledge base (retrieval has to find the
   paragraph among many articles), with the questions of two articles left out of it as ABSTAIN
   (topic absent; chosen among the articles without unanswerable questions, so SQuAD's own
@@ -23,8 +32,10 @@ contract, article) so cross-validation never splits a group.
 from __future__ import annotations
 
 import csv
+import html
 import json
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -139,6 +150,55 @@ def squad_train(train_dir: Path = TRAIN_DIR, *, held_out: bool = False, per_arti
             items.append(replace(item, documents=kb, extra=extra))
     name = "squad-train" + ("-held-out" if held_out else "")
     return _dataset(name, items, path)
+
+
+def _guide_block(evidence: str) -> tuple[str, str]:
+    """(tag, text) of one ConditionalQA evidence element: a list item becomes a "* " bullet, a heading
+    a "## " line, a table row its cells joined by " | "."""
+    tag = (re.match(r"\s*<(\w+)", evidence) or re.match(r"()", "")).group(1).lower()
+    cells = [c.strip() for c in re.split(r"<t[dh][^>]*>", evidence) if re.sub(r"<[^>]+>", "", c).strip()]
+    text = " | ".join(html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in cells) if tag == "tr" else \
+        html.unescape(re.sub(r"<[^>]+>", "", evidence)).strip()
+    return tag, {"li": "* ", "h2": "## ", "h3": "### "}.get(tag, "") + " ".join(text.split())
+
+
+def _guide_text(evidence: list[str]) -> str:
+    """A guide's text from its evidence elements: a list item stays on the line after what it follows."""
+    text = ""
+    for tag, line in (_guide_block(e) for e in dict.fromkeys(evidence)):
+        if line.strip("*# "):
+            text += ("\n" if tag == "li" and text else "\n\n" if text else "") + line
+    return text
+
+
+def conditionalqa_train(train_dir: Path = TRAIN_DIR, per_guide: int | None = None, seed: int = 0) -> Dataset:
+    """ConditionalQA train questions against every gov.uk guide at once; group = guide (its URL)."""
+    path = train_dir / "conditionalqa_train.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    evidence: dict[str, list[str]] = {}
+    for row in rows:
+        evidence.setdefault(row["url"], []).extend(row["evidences"])
+    guides = {url: _doc("govuk", url.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").capitalize(), _guide_text(ev))
+              for url, ev in evidence.items() if _guide_text(ev)}
+    kb = tuple(guides.values())
+    by_guide: dict[str, list[dict]] = {}
+    for row in rows:
+        by_guide.setdefault(row["url"], []).append(row)
+    rng = random.Random(seed)
+    items = []
+    for url, questions in by_guide.items():
+        if per_guide is not None and len(questions) > per_guide:
+            questions = rng.sample(questions, per_guide)
+        for row in questions:
+            answers = [a for a in row["answers"] if a and str(a[0]).strip()]
+            action = ("ABSTAIN" if row["not_answerable"] or not answers
+                      else "ASK" if any(conditions for _, conditions in answers) else "ANSWER")
+            items.append(LabelledItem(
+                id=f"cqa/{row['id']}", question=row["question"].strip(), action=action, scenario=row["scenario"].strip(),
+                answers=tuple(dict.fromkeys(str(a[0]).strip() for a in answers)) if action != "ABSTAIN" else (),
+                evidence=tuple(_guide_block(e)[1].lstrip("*# ") for e in row["evidences"]), documents=kb,
+                source="conditionalqa", extra={"group": url, "domain": "conditionalqa", "guide": guides.get(url, ("",))[0]}))
+    return _dataset("conditionalqa-train", items, path)
 
 
 def kb_train(folder: Path = TRAIN_KB) -> Dataset:
