@@ -87,8 +87,12 @@ def evidence_line(evidence: Sequence[tuple[int, EvidenceSentence]]) -> str:
 
 
 def score_line(rp: RetrievedPassage, alpha: float) -> str:
-    return (f"fused <b>{rp.fused:.3f}</b> = {alpha:.2f}·dense {rp.dense:.3f} + {1 - alpha:.2f}·BM25 "
+    line = (f"fused <b>{rp.fused:.3f}</b> = {alpha:.2f}·dense {rp.dense:.3f} + {1 - alpha:.2f}·BM25 "
             f"{rp.bm25_norm:.3f} (raw BM25 {rp.bm25:.2f})")
+    if rp.scenario_penalty:
+        line += (f"; ranked at {rp.score:.3f}: its document fits the question with your scenario "
+                 f"{rp.scenario_penalty:.3f} worse than the best one")
+    return line
 
 
 def passage_card(rp: RetrievedPassage, n: PassageNli | None, fallback: bool, fusion_alpha: float,

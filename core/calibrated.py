@@ -46,7 +46,7 @@ PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
 # A list item or a conditional clause: each usually states one condition of a rule.
 CONDITION_MARKER = re.compile(r"(?m)^\s*(?:[*\-•]|\d+[.)]|\([a-z0-9]+\))\s|\b(?:if|unless|only if|provided that|as long as)\b",
                               re.IGNORECASE)
-TOP_CLOSE = 0.10  # passages whose fused score is within this of the best compete as referents
+TOP_CLOSE = 0.10  # passages whose retrieval score is within this of the best compete as referents
 # Commas that separate the items of an inline list (not those before a relative clause or an example).
 LIST_COMMA = re.compile(r",\s+(?!and\b|or\b|but\b|which\b|who\b|for example|including|unless|if)", re.IGNORECASE)
 CONDITIONAL = re.compile(r"\b(?:if|unless|only if|provided that|as long as|except)\b", re.IGNORECASE)
@@ -81,14 +81,14 @@ def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str,
     if not passages:
         return ()
     question_terms = set(tokenize(question))
-    best = passages[0].fused
+    best = passages[0].score
     kinds = referent_kinds(question, passages[0].passage.title)
     shown: dict[str, str] = {}  # referent key → its title as written
     titles: dict[str, set[str]] = {}
     for p in passages:
         tokens = tokenize(p.passage.title)
         key, words = " ".join(tokens) or p.passage.doc_id, set(tokens)
-        if (best - p.fused <= TOP_CLOSE or kinds & words) and key not in titles:
+        if (best - p.score <= TOP_CLOSE or kinds & words) and key not in titles:
             titles[key] = words
             shown[key] = p.passage.title or p.passage.doc_id
     for title in rivals:
@@ -180,8 +180,8 @@ def features(trace: Trace) -> dict[str, float]:
     sentences = [sent.text for p in passages[:3] for sent in p.passage.sentences] or \
                 [p.passage.text for p in passages[:3]]
     conditions = trace.variables.conditions
-    best_fused = top.fused if top else 0.0
-    close = [p for p in passages if best_fused - p.fused <= TOP_CLOSE]
+    best_score = top.score if top else 0.0
+    close = [p for p in passages if best_score - p.score <= TOP_CLOSE]
     answers = answered(trace)
     yes_no = float(trace.claim.schema in ("polar", "statement"))
     personal = float(bool(FIRST_PERSON.search(trace.query.question)))

@@ -119,13 +119,15 @@ def render_trace(trace, decision) -> str:
                  f"  {trace.claim.text}")
     for sub in trace.claim.sub_claims:
         lines.append(f"  sub-claim  {sub}")
-    lines.append("\nPASSAGES (rank  fused = α·dense + (1−α)·bm25/max  |  NLI of the claim by the best sentence)")
+    lines.append("\nPASSAGES (rank  fused = α·dense + (1−α)·bm25/max, ranked less any scenario penalty on its "
+                 "document  |  NLI of the claim by the best sentence)")
     nli_by_id = {n.passage_id: n for n in trace.nli}
     for p in trace.passages:
         n = nli_by_id.get(p.passage.id)
         nli_txt = (f"{n.claim.label:<13} e={n.claim.entailment:.2f} n={n.claim.neutral:.2f} "
                    f"c={n.claim.contradiction:.2f} {'kept' if n.kept else 'filtered'}") if n else ""
-        lines.append(f"  {p.rank}. {p.fused:.3f} (dense {p.dense:.3f}, bm25 {p.bm25_norm:.2f})  "
+        penalty = f", scenario −{p.scenario_penalty:.3f}" if p.scenario_penalty else ""
+        lines.append(f"  {p.rank}. {p.fused:.3f} (dense {p.dense:.3f}, bm25 {p.bm25_norm:.2f}{penalty})  "
                      f"{p.passage.title} [{p.passage.id}]  {nli_txt}")
         if n and p.passage.sentences:
             best = p.passage.sentences[min(n.best_sentence, len(p.passage.sentences) - 1)].text

@@ -93,7 +93,8 @@ class Stage:
 
 # What a stage may read besides earlier stages: the knowledge base, the query and its parts, and
 # the generator where a switched-on setting uses it (keyed by its id, None when unused).
-SOURCES = ("kb", "query", "question", "has_context", "stepback_generator", "claim_generator", "premise_generator")
+SOURCES = ("kb", "query", "question", "scenario", "has_context", "stepback_generator", "claim_generator",
+           "premise_generator")
 
 
 class StageRunner:
@@ -133,15 +134,16 @@ class StageRunner:
 
 # --- the stages, in order ------------------------------------------------------------------
 
-def _retrieval(kb: KnowledgeBase, question: str, stepback_generator: Backend | None, settings: Mapping[str, Any]
-               ) -> tuple[tuple[RetrievedPassage, ...], StepBackRetrieval | None]:
-    """The question's passages; with step-back on (a generator given), the merge of the
-    question's and its step-back version's lists, and both lists for the trace (seed 003)."""
-    retriever = Retriever(settings["top_k"], settings["fusion_alpha"])
+def _retrieval(kb: KnowledgeBase, question: str, scenario: str, stepback_generator: Backend | None,
+               settings: Mapping[str, Any]) -> tuple[tuple[RetrievedPassage, ...], StepBackRetrieval | None]:
+    """The question's passages, the asker's scenario helping to choose the document
+    (``core.retrieval``); with step-back on (a generator given), the merge of the question's and its
+    step-back version's lists, and both lists for the trace (seed 003)."""
+    retriever = Retriever(settings["top_k"], settings["fusion_alpha"], settings["scenario_doc_weight"])
     if stepback_generator is None:
-        return retriever.run(kb, question), None
+        return retriever.run(kb, question, context=scenario), None
     both = stepback_retrieve(kb, question, retriever, StepBackRewriter(stepback_generator).run(question),
-                             settings["stepback_weight"])
+                             settings["stepback_weight"], context=scenario)
     return both.merged, both
 
 
@@ -286,7 +288,8 @@ def _reads(*stages: str) -> tuple[str, ...]:
 # The analysis in order. The generator settings are read where the generator is made (its id keys
 # the stages that use it), the step-back, claim and premise switches by the sources they choose.
 STAGES: tuple[Stage, ...] = (
-    Stage("retrieval", ("kb", "question", "stepback_generator"), ("top_k", "fusion_alpha", "stepback_weight"),
+    Stage("retrieval", ("kb", "question", "scenario", "stepback_generator"),
+          ("top_k", "fusion_alpha", "scenario_doc_weight", "stepback_weight"),
           _retrieval),
     Stage("rivals", ("kb", "question", "retrieval"), (), _rivals),
     Stage("evidence", ("retrieval", "question"), _reads("evidence"), _evidence),
@@ -329,6 +332,7 @@ class Pipeline:
             return (generator, generator.id) if switch else (None, None)
         sources = {"kb": (self.kb, self.kb.fingerprint), "query": (query, to_dict(query)),
                    "question": (query.question, query.question),
+                   "scenario": (query.scenario, query.scenario),
                    "has_context": (bool(query.scenario or query.history),) * 2,
                    "stepback_generator": used(values["stepback"]), "claim_generator": used(values["llm_claim"]),
                    "premise_generator": used(values["abduction"] and values["premise_generation"])}

@@ -3,6 +3,15 @@
 Both retrievers nominate a candidate pool; every candidate then gets both scores (the dense one
 from the stored embeddings, so BM25-only candidates are scored too), and
 ``fused = α·dense + (1−α)·bm25 / max bm25`` ranks them. Every score is kept for the trace.
+
+With the asker's scenario (``context``) and a ``scenario_weight`` above 0, the scenario helps choose
+the document but not the passage: the question and the scenario together, as one query, score each
+candidate document by its best passage, and every passage of a document is ranked as if its fused
+score were ``scenario_weight`` times that document's shortfall against the best one lower
+(``RetrievedPassage.scenario_penalty``; the scores themselves stay the question's). The question
+alone still ranks the passages inside a document, so the conditions read from them are the question's. "Can I continue paying my
+National Insurance?" from someone moving to Germany for work is about the guide to National
+Insurance abroad, which the question alone ranks below the general one.
 """
 from __future__ import annotations
 
@@ -16,39 +25,72 @@ from core.types import RetrievedPassage
 class Retriever:
     """Top-k passages of a knowledge base for a query, ranked by the fused score."""
 
-    def __init__(self, top_k: int, fusion_alpha: float):
+    def __init__(self, top_k: int, fusion_alpha: float, scenario_weight: float = 0.0):
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a whole number ≥ 1, not {top_k!r}")
         if not 0.0 <= fusion_alpha <= 1.0:
             raise ValueError(f"fusion_alpha must lie in [0, 1], not {fusion_alpha!r}")
+        if not scenario_weight >= 0.0:
+            raise ValueError(f"scenario_weight must be ≥ 0, not {scenario_weight!r}")
         self.top_k = top_k
         self.fusion_alpha = float(fusion_alpha)
+        self.scenario_weight = float(scenario_weight)
 
-    def run(self, kb: KnowledgeBase, query_text: str, query_vector=None) -> tuple[RetrievedPassage, ...]:
-        """Ranked passages (rank 1 first); the query is embedded unless ``query_vector`` is given."""
+    def run(self, kb: KnowledgeBase, query_text: str, query_vector=None, context: str = "") -> tuple[RetrievedPassage, ...]:
+        """Ranked passages (rank 1 first); the query is embedded unless ``query_vector`` is given; a
+        ``context`` (the asker's scenario) weighs documents as the module docstring says."""
         if not isinstance(query_text, str) or not query_text.strip():
             raise ValueError("the query is empty: type a question to retrieve passages for")
-        vector = models.embed([query_text])[0] if query_vector is None else np.asarray(query_vector, "float32")
-        vector = vector.reshape(-1)
+        with_context = bool(context.strip()) and self.scenario_weight > 0
+        vector = self._unit(kb, models.embed([query_text])[0] if query_vector is None else query_vector)
+        rows, bm25_all = self._candidates(kb, query_text, vector)
+        if with_context:
+            both = f"{query_text} {context.strip()}"
+            both_vector = self._unit(kb, models.embed([both])[0])
+            both_rows, both_bm25 = self._candidates(kb, both, both_vector)
+            rows = np.union1d(rows, both_rows)
+            penalty = self._shortfall(kb, rows, self._fused(kb, rows, both_vector, both_bm25)[3]) * self.scenario_weight
+        dense, bm25, bm25_norm, fused = self._fused(kb, rows, vector, bm25_all)
+        penalty = penalty if with_context else np.zeros_like(fused)
+        order = np.lexsort((rows, -(fused - penalty)))[:self.top_k]  # by score, ties by index order
+        return tuple(RetrievedPassage(passage=kb.passages[rows[i]], rank=rank, dense=float(dense[i]),
+                                      bm25=float(bm25[i]), bm25_norm=float(bm25_norm[i]), fused=float(fused[i]),
+                                      scenario_penalty=float(penalty[i]))
+                     for rank, i in enumerate(order, 1))
+
+    @staticmethod
+    def _unit(kb: KnowledgeBase, vector) -> np.ndarray:
+        vector = np.asarray(vector, "float32").reshape(-1)
         if vector.shape[0] != kb.embeddings.shape[1]:
             raise ValueError(f"the query vector has {vector.shape[0]} dimensions but the knowledge base's "
                              f"embeddings have {kb.embeddings.shape[1]}: re-index it with the current embedder")
         norm = float(np.linalg.norm(vector))
-        vector = vector / norm if norm > 0 else vector
+        return vector / norm if norm > 0 else vector
 
+    def _candidates(self, kb: KnowledgeBase, text: str, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows either retriever nominates for a query, and its BM25 score of every row."""
         pool = max(self.top_k * 4, 20)
         dense_rows, _ = kb.dense_search(vector, pool)
-        bm25_all = kb.bm25_scores(query_text)
+        bm25_all = kb.bm25_scores(text)
         bm25_rows = np.argsort(-bm25_all, kind="stable")[:pool]
         bm25_rows = bm25_rows[bm25_all[bm25_rows] > 0]
-        rows = np.union1d(dense_rows, bm25_rows).astype(int)
+        return np.union1d(dense_rows, bm25_rows).astype(int), bm25_all
 
+    def _fused(self, kb: KnowledgeBase, rows: np.ndarray, vector: np.ndarray, bm25_all: np.ndarray):
+        """(dense, raw BM25, normalised BM25, fused) of ``rows`` for one query, BM25 normalised by its best
+        among them."""
         dense = kb.embeddings[rows] @ vector
         bm25 = bm25_all[rows].astype("float32")
         top = float(bm25.max()) if len(bm25) else 0.0
         bm25_norm = bm25 / top if top > 0 else np.zeros_like(bm25)
-        fused = self.fusion_alpha * dense + (1 - self.fusion_alpha) * bm25_norm
-        order = np.lexsort((rows, -fused))[:self.top_k]  # by fused score, ties by index order
-        return tuple(RetrievedPassage(passage=kb.passages[rows[i]], rank=rank, dense=float(dense[i]),
-                                      bm25=float(bm25[i]), bm25_norm=float(bm25_norm[i]), fused=float(fused[i]))
-                     for rank, i in enumerate(order, 1))
+        return dense, bm25, bm25_norm, self.fusion_alpha * dense + (1 - self.fusion_alpha) * bm25_norm
+
+    @staticmethod
+    def _shortfall(kb: KnowledgeBase, rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Per row, how far its document's best score falls short of the best document's."""
+        documents = [kb.passages[r].doc_id for r in rows]
+        best: dict[str, float] = {}
+        for doc, score in zip(documents, scores):
+            best[doc] = max(best.get(doc, -np.inf), float(score))
+        top = max(best.values(), default=0.0)
+        return np.array([top - best[doc] for doc in documents], dtype="float32")

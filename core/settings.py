@@ -127,6 +127,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fusion_alpha", 0.6, "retrieval",
             "Fused = α·dense cosine + (1−α)·BM25/max BM25 (seed 002 hybrid retrieval).",
             0.0, 1.0, 0.05, label="Fusion α (dense weight)"),
+    Setting("scenario_doc_weight", 2.0, "retrieval",
+            "How far the asker's scenario decides which document answers: the question and the scenario together "
+            "score each document (its best passage's fused score), and a passage loses this weight times its "
+            "document's shortfall against the best one; passages are still ranked by the question. 0: by the "
+            "question alone. (Training data: the question's own guide first for 0.61 → 0.83 of ConditionalQA "
+            "questions, 0.94 → 0.99 of the training KB's questions with a scenario.)",
+            0.0, 4.0, 0.5, label="Scenario picks the document"),
     # --- pragmatic evidence (seed 003) ---
     Setting("evidence_top_k", 3, "evidence", "Top passages the evidence selection reads.", 1, 10, 1,
             label="Evidence: passages read"),

@@ -192,7 +192,9 @@ class SignalStage:
             subgraph: Subgraph | None = None, evidence: EvidenceSelection | None = None) -> Signals:
         dense_top = max((p.dense for p in passages), default=0.0)
         conf = self.confidence(dense_top) if passages else 0.0
-        gap = passages[0].fused - passages[1].fused if len(passages) > 1 else (passages[0].fused if passages else 0.0)
+        # the question's own match: the scenario may rank another document first, not make the match clearer
+        fused = sorted((p.fused for p in passages), reverse=True)
+        gap = fused[0] - fused[1] if len(fused) > 1 else (fused[0] if fused else 0.0)
         cov = coverage(features.terms, passages)
         amb = max(features.ambiguity.values(), default=0.0)
         spread = topic_spread(passage_vectors[: self.conflict_top_n])

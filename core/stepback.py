@@ -152,21 +152,22 @@ def _generalise(doc, topic) -> str:
 
 
 def stepback_retrieve(kb: KnowledgeBase, question: str, retriever: Retriever, stepback: StepBack | None = None,
-                      weight: float = 0.85) -> StepBackRetrieval:
-    """Retrieve for the question and its step-back version; merge by the better of the
-    original fused score and ``weight`` × the step-back fused score (originals win ties),
+                      weight: float = 0.85, context: str = "") -> StepBackRetrieval:
+    """Retrieve for the question and its step-back version (each with the asker's scenario,
+    ``context``, weighing documents); merge by the better of the
+    original retrieval score and ``weight`` × the step-back one (originals win ties),
     keeping ``retriever.top_k``. Each merged passage keeps the scores of the query that
     ranked it; only ``rank`` is renumbered."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"the step-back weight must lie in [0, 1], not {weight!r}")
     stepback = stepback or StepBackRewriter().run(question)
     vectors = models.embed([question, stepback.abstract])
-    original = retriever.run(kb, question, query_vector=vectors[0])
-    abstract = retriever.run(kb, stepback.abstract, query_vector=vectors[1])
+    original = retriever.run(kb, question, query_vector=vectors[0], context=context)
+    abstract = retriever.run(kb, stepback.abstract, query_vector=vectors[1], context=context)
     best: dict[str, tuple[float, int, RetrievedPassage, str]] = {}
     for order, (items, source, w) in enumerate(((original, "original", 1.0), (abstract, "stepback", weight))):
         for p in items:
-            score = w * p.fused
+            score = w * p.score
             known = best.get(p.passage.id)
             if known is None:
                 best[p.passage.id] = (score, order * 1000 + p.rank, p, source)

@@ -40,13 +40,21 @@ class Passage:
 
 @dataclass(frozen=True)
 class RetrievedPassage:
-    """A passage with every retrieval score that ranked it (dense cosine, raw and normalised BM25, fused)."""
+    """A passage with every retrieval score that ranked it (dense cosine, raw and normalised BM25, fused),
+    all for the question, and ``scenario_penalty``: what its document lost for matching the question and
+    the asker's scenario together less well than the best document did (``core.retrieval``)."""
     passage: Passage
     rank: int
     dense: float
     bm25: float
     bm25_norm: float
     fused: float
+    scenario_penalty: float = 0.0
+
+    @property
+    def score(self) -> float:
+        """What ranked it: the question's fused score less the scenario's penalty on its document."""
+        return self.fused - self.scenario_penalty
 
 
 @dataclass(frozen=True)

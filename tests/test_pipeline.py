@@ -243,3 +243,22 @@ def test_a_question_about_an_unnamed_it_is_asked_about(sample_pipeline):
     decision = decide(trace)
     assert trace.signals.ambiguity_heuristics["dangling_pronoun"] == 1.0
     assert (decision.action, decision.rule) == ("ASK", "ambiguity")
+
+
+def test_the_askers_scenario_picks_the_guide_and_a_scenario_change_reruns_only_from_retrieval(tmp_path, nli_model):
+    """"Do I still have to pay National Insurance?" alone is about the general guide; from someone posted
+    abroad by their employer it is about the guide for going abroad, whose conditions are then read."""
+    from tests.conftest import build_small_kb
+    from tests.test_retrieval import NATIONAL_INSURANCE
+    pipeline = Pipeline(build_small_kb(tmp_path / "guides", NATIONAL_INSURANCE))
+    question = "Do I still have to pay National Insurance?"
+    alone = pipeline.analyze(question)
+    assert alone.passages[0].passage.doc_id == "national_insurance"
+    posted = pipeline.analyze(make_query(question, scenario="My employer is sending me to work in our Berlin "
+                                                             "office for two years."))
+    assert posted.passages[0].passage.doc_id == "national_insurance_abroad"
+    assert posted.timings["retrieval"] > 0 and posted.timings["claim"] == 0.0  # the claim is the question's
+    assert any("another country" in c.text for c in posted.variables.conditions)
+    by_question = pipeline.analyze(make_query(question, scenario="My employer is sending me to work in our Berlin "
+                                                                  "office for two years."), {"scenario_doc_weight": 0.0})
+    assert [p.passage.id for p in by_question.passages] == [p.passage.id for p in alone.passages]

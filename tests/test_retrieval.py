@@ -223,3 +223,61 @@ def test_bad_input_raises_clear_errors(synthetic_kb):
         Retriever(top_k=0, fusion_alpha=0.5)
     with pytest.raises(ValueError, match="fusion_alpha"):
         Retriever(top_k=3, fusion_alpha=1.5)
+
+
+NATIONAL_INSURANCE = {
+    "national_insurance.md": """# National Insurance
+
+You pay National Insurance contributions to qualify for certain benefits and the State Pension.
+
+You pay Class 1 contributions if you're an employee earning more than £242 a week. Your employer deducts them from your wages.
+
+You pay Class 2 and Class 4 contributions if you're self-employed and make a profit of £12,570 or more a year.
+""",
+    "national_insurance_abroad.md": """# National Insurance if you go abroad
+
+If your employer sends you to work in another country for up to 2 years, you may be able to keep paying National Insurance in the UK.
+
+You might also be able to pay voluntary contributions while you live and work abroad, to protect your State Pension.
+""",
+    "council_tax.md": """# Council Tax
+
+If you are the only adult living in your home you get 25% off your council tax bill.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def guides_kb(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("guides") / "kb"
+    folder.mkdir(parents=True)
+    for name, text in NATIONAL_INSURANCE.items():
+        (folder / name).write_text(text)
+    return KnowledgeBase.build(folder, {"chunk_chars": 400, "chunk_overlap": 1})
+
+
+def test_the_scenario_picks_the_document_and_the_question_ranks_its_passages(guides_kb):
+    question = "Do I still have to pay National Insurance?"
+    scenario = "My employer is sending me to work in our Berlin office for two years."
+    alone = Retriever(top_k=5, fusion_alpha=0.6).run(guides_kb, question, context=scenario)  # weight 0
+    assert alone[0].passage.doc_id == "national_insurance"  # the question alone: the general guide
+    assert alone == Retriever(top_k=5, fusion_alpha=0.6, scenario_weight=2.0).run(guides_kb, question)
+    picked = Retriever(top_k=5, fusion_alpha=0.6, scenario_weight=2.0).run(guides_kb, question, context=scenario)
+    assert picked[0].passage.doc_id == "national_insurance_abroad" and picked[0].scenario_penalty == 0.0
+    assert all(p.scenario_penalty > 0 for p in picked if p.passage.doc_id != "national_insurance_abroad")
+    vector = models.embed([question])[0]
+    bm25_all = guides_kb.bm25_scores(question)
+    for p in picked:  # every score is the question's; only the penalty comes from the scenario
+        row = guides_kb.passages.index(p.passage)
+        assert p.dense == pytest.approx(float(guides_kb.embeddings[row] @ vector), abs=1e-5)
+        assert p.bm25 == pytest.approx(float(bm25_all[row]), rel=1e-5)
+        assert p.fused == pytest.approx(0.6 * p.dense + 0.4 * p.bm25_norm, abs=1e-5)
+        assert p.score == p.fused - p.scenario_penalty
+    assert [p.score for p in picked] == sorted((p.score for p in picked), reverse=True)
+    assert picked[0].fused < max(p.fused for p in picked)  # ranked first by the scenario, not by its score
+    # a scenario that says nothing to tell the guides apart leaves the question's choice
+    employee = Retriever(top_k=5, fusion_alpha=0.6, scenario_weight=2.0).run(
+        guides_kb, "Will I pay Class 1 contributions?", context="I'm an employee and earn £300 a week.")
+    assert employee[0].passage.doc_id == "national_insurance"
+    with pytest.raises(ValueError, match="scenario_weight"):
+        Retriever(top_k=5, fusion_alpha=0.6, scenario_weight=-1.0)
