@@ -249,11 +249,8 @@ If you are the only adult living in your home you get 25% off your council tax b
 
 @pytest.fixture(scope="module")
 def guides_kb(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("guides") / "kb"
-    folder.mkdir(parents=True)
-    for name, text in NATIONAL_INSURANCE.items():
-        (folder / name).write_text(text)
-    return KnowledgeBase.build(folder, {"chunk_chars": 400, "chunk_overlap": 1})
+    from tests.conftest import build_small_kb
+    return build_small_kb(tmp_path_factory.mktemp("guides") / "kb", NATIONAL_INSURANCE)
 
 
 def test_the_scenario_picks_the_document_and_the_question_ranks_its_passages(guides_kb):
