@@ -43,7 +43,8 @@ NOUN_TYPE = {
     "town": "PLACE", "city": "PLACE", "country": "PLACE", "river": "PLACE", "place": "PLACE",
     "village": "PLACE", "region": "PLACE", "county": "PLACE",
     "amount": "MONEY", "cost": "MONEY", "price": "MONEY", "fee": "MONEY", "rate": "MONEY",
-    "number": "NUMBER", "age": "NUMBER", "population": "NUMBER",
+    "number": "NUMBER", "age": "NUMBER", "population": "NUMBER", "percentage": "NUMBER", "proportion": "NUMBER",
+    "fraction": "NUMBER",
     "person": "PERSON", "engineer": "PERSON", "architect": "PERSON", "founder": "PERSON",
     "author": "PERSON", "designer": "PERSON", "captain": "PERSON", "composer": "PERSON",
 }
@@ -192,8 +193,10 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     elif wh == "which" and end > start:  # "Which of the parties may terminate …?"
         noun, start = _join(tokens[start:end]), end
         target = f"one {noun} that"
-    elif wh == "how much" and start < len(tokens) and tokens[start].lower_ == "of":
-        answer_type = "NUMBER"  # "How much of the sunlight …": a share ("about 30%"), not money
+    elif wh in ("how much", "how many") and end > start and tokens[start].lower_ == "of":
+        # "How much of the sunlight hitting the atmosphere is reflected?": a share ("about 30%"), not money
+        noun, start, answer_type = _join(tokens[start:end]), end, "NUMBER"
+        target = f"{'an amount' if wh == 'how much' else 'a number'} {noun} that"
     if preposition:
         target = f"{target.rsplit(' ', 1)[0]} {preposition} which"
     copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
@@ -230,14 +233,30 @@ def _wh_noun_phrase(tokens, start: int) -> tuple[int | None, int]:
     head = k if k < len(tokens) and tokens[k].pos_ in ("NOUN", "PROPN") else None
     if head is None:
         if k == start and k < len(tokens) and tokens[k].lower_ == "of":
-            return None, _phrase_end(tokens, k + 1)
+            return None, _reduced_relative_end(tokens, _phrase_end(tokens, k + 1), k)
         return None, start
     end = head + 1
     if end + 1 < len(tokens) and tokens[end].dep_ == "cc" and any(t.dep_ == "conj" for t in tokens[head].rights):
         end = _phrase_end(tokens, end + 1)  # "what visual images and symbols"
     if end < len(tokens) and tokens[end].pos_ == "ADP" and tokens[end].head.i == tokens[head].i:
         end = _phrase_end(tokens, end + 1)  # "which president of the US", "what event in the novel"
-    return head, end
+    return head, _reduced_relative_end(tokens, end, start)
+
+
+def _reduced_relative_end(tokens, end: int, start: int) -> int:
+    """``end`` moved past a participle phrase on a noun of the phrase ``tokens[start:end]`` ("the
+    sunlight hitting the upper atmosphere", "the buildings designed by Wren"): the phrase says which
+    of the noun's things are meant, so it stays with the noun rather than starting the clause."""
+    if end >= len(tokens) or tokens[end].dep_ != "acl" or tokens[end].tag_ not in ("VBG", "VBN"):
+        return end
+    if not any(t.i == tokens[end].head.i for t in tokens[start:end]):
+        return end
+    last = tokens[end].right_edge.i
+    moved = next((k + 1 for k in range(end, len(tokens)) if tokens[k].i == last), end)
+    # the clause still needs its verb: "What kind of movement interfaced with the sword?" is misparsed so
+    if not any(t.pos_ in ("VERB", "AUX") for t in tokens[moved:]):
+        return end
+    return moved
 
 
 def _phrase_end(tokens, k: int) -> int:
