@@ -196,6 +196,8 @@ def features(trace: Trace) -> dict[str, float]:
     return {
         # topic
         "dense_top": s.dense_top,
+        # what the user said as a whole: a vague question ("Can I claim it?") whose scenario names the topic
+        "dense_top_said": max((max(p.dense, p.dense_with_scenario or 0.0) for p in passages), default=0.0),
         "bm25_top_raw": math.log1p(max((p.bm25 for p in passages), default=0.0)),
         "coverage": s.coverage,
         "title_overlap": _overlap(q_terms, top.passage.title) if top else 0.0,

@@ -49,13 +49,15 @@ class Retriever:
             both_vector = self._unit(kb, models.embed([both])[0])
             both_rows, both_bm25 = self._candidates(kb, both, both_vector)
             rows = np.union1d(rows, both_rows)
-            penalty = self._shortfall(kb, rows, self._fused(kb, rows, both_vector, both_bm25)[3]) * self.scenario_weight
+            dense_both, _, _, fused_both = self._fused(kb, rows, both_vector, both_bm25)
+            penalty = self._shortfall(kb, rows, fused_both) * self.scenario_weight
         dense, bm25, bm25_norm, fused = self._fused(kb, rows, vector, bm25_all)
         penalty = penalty if with_context else np.zeros_like(fused)
         order = np.lexsort((rows, -(fused - penalty)))[:self.top_k]  # by score, ties by index order
         return tuple(RetrievedPassage(passage=kb.passages[rows[i]], rank=rank, dense=float(dense[i]),
                                       bm25=float(bm25[i]), bm25_norm=float(bm25_norm[i]), fused=float(fused[i]),
-                                      scenario_penalty=float(penalty[i]))
+                                      scenario_penalty=float(penalty[i]),
+                                      dense_with_scenario=float(dense_both[i]) if with_context else None)
                      for rank, i in enumerate(order, 1))
 
     @staticmethod

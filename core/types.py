@@ -50,6 +50,7 @@ class RetrievedPassage:
     bm25_norm: float
     fused: float
     scenario_penalty: float = 0.0
+    dense_with_scenario: float | None = None  # cosine with the question and the scenario together, if one was given
 
     @property
     def score(self) -> float:

@@ -103,6 +103,23 @@ def test_paragraphs_of_one_article_are_one_referent_and_untitled_documents_are_e
     assert referents("Who directed it?", untitled) == ("notes/0", "notes/1")
 
 
+def test_a_scenario_that_tells_the_documents_apart_leaves_one_referent():
+    """Retrieval ranked the second NDA far down because the asker's scenario named the first one's
+    parties: the documents no longer compete, though the question alone matched both alike."""
+    told = (NDAS[0], replace(NDAS[1], scenario_penalty=calibrated.TOP_CLOSE + 0.05))
+    assert referents("How long does it last?", told) == (NDAS[0].passage.title,)
+
+
+def test_the_topic_feature_reads_the_best_match_of_the_question_or_of_all_the_user_said():
+    """"Can I claim it?" matches a guide weakly; with the scenario that names the guide's subject it
+    matches well, and the topic signal reads the better of the two."""
+    trace = factories.trace()
+    vague = replace(trace.passages[0], dense=0.2, dense_with_scenario=0.7)
+    assert calibrated.features(replace(trace, passages=(vague,)))["dense_top_said"] == 0.7
+    assert calibrated.features(replace(trace, passages=(replace(vague, dense_with_scenario=None),)))[
+        "dense_top_said"] == 0.2
+
+
 def test_a_document_far_below_the_best_is_no_referent_unless_the_question_calls_both_by_their_kind():
     """"the agreement" is a common noun both NDAs' titles share: however far down the second scores, a
     question that names nothing does not say which; "it" names no kind, and a question that names a party

@@ -271,6 +271,11 @@ def test_the_scenario_picks_the_document_and_the_question_ranks_its_passages(gui
         assert p.fused == pytest.approx(0.6 * p.dense + 0.4 * p.bm25_norm, abs=1e-5)
         assert p.score == p.fused - p.scenario_penalty
     assert [p.score for p in picked] == sorted((p.score for p in picked), reverse=True)
+    said = models.embed([f"{question} {scenario}"])[0]
+    for p in picked:  # and how well it matches all the user said, for the topic signal
+        row = guides_kb.passages.index(p.passage)
+        assert p.dense_with_scenario == pytest.approx(float(guides_kb.embeddings[row] @ said), abs=1e-5)
+    assert all(p.dense_with_scenario is None for p in alone)
     assert picked[0].fused < max(p.fused for p in picked)  # ranked first by the scenario, not by its score
     # a scenario that says nothing to tell the guides apart leaves the question's choice
     employee = Retriever(top_k=5, fusion_alpha=0.6, scenario_weight=2.0).run(

@@ -83,7 +83,7 @@ class Spec:
 
 SPECS = (
     Spec("p_topic", "Does the knowledge base cover what the question is about?",
-         ("dense_top", "bm25_top_raw", "coverage", "title_overlap", "best_sentence_overlap", "kg_matched",
+         ("dense_top_said", "bm25_top_raw", "coverage", "title_overlap", "best_sentence_overlap", "kg_matched",
           "question_terms", "names_found", "has_names"), _topic),
     Spec("p_fact", "If the answer does not turn on the asker's circumstances, is the asked fact stated in the "
                    "evidence? (shown and gated: 1 on the other side of p_depends, a rule question's fact being its rule)",
