@@ -8,10 +8,12 @@ With the asker's scenario (``context``) and a ``scenario_weight`` above 0, the s
 the document but not the passage: the question and the scenario together, as one query, score each
 candidate document by its best passage, and every passage of a document is ranked as if its fused
 score were ``scenario_weight`` times that document's shortfall against the best one lower
-(``RetrievedPassage.scenario_penalty``; the scores themselves stay the question's). The question
-alone still ranks the passages inside a document, so the conditions read from them are the question's. "Can I continue paying my
-National Insurance?" from someone moving to Germany for work is about the guide to National
-Insurance abroad, which the question alone ranks below the general one.
+(``RetrievedPassage.scenario_penalty``; the scores themselves stay the question's, and the cosine
+with the question and scenario together is kept as ``dense_with_scenario`` for the topic signal).
+The question alone still ranks the passages inside a document, so the conditions read from them are
+the question's. "Do I still have to pay National Insurance?" from someone whose employer is sending
+them to Berlin is about the guide to National Insurance abroad, which the question alone ranks below
+the general one.
 """
 from __future__ import annotations
 

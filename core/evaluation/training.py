@@ -155,7 +155,8 @@ def squad_train(train_dir: Path = TRAIN_DIR, *, held_out: bool = False, per_arti
 def _guide_block(evidence: str) -> tuple[str, str]:
     """(tag, text) of one ConditionalQA evidence element: a list item becomes a "* " bullet, a heading
     a "## " line, a table row its cells joined by " | "."""
-    tag = (re.match(r"\s*<(\w+)", evidence) or re.match(r"()", "")).group(1).lower()
+    opening = re.match(r"\s*<(\w+)", evidence)
+    tag = opening.group(1).lower() if opening else ""
     cells = [c.strip() for c in re.split(r"<t[dh][^>]*>", evidence) if re.sub(r"<[^>]+>", "", c).strip()]
     text = " | ".join(html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in cells) if tag == "tr" else \
         html.unescape(re.sub(r"<[^>]+>", "", evidence)).strip()

@@ -3,9 +3,9 @@
 Features are every numeric ``Signals`` field, each ambiguity heuristic, a one-hot of
 ``condition_outcome``, for a gate fitted on traces the dialogue context and the strongest NLI
 and retrieval scores (``core.gate.table``), and optionally the rule gate's verdict ("rule:ASK", …)
-under the gate settings stored in the file (the rules' reading of conditions and referents, which a
-weighted sum of the signals does not rebuild: the gate then learns where to overrule them). A multinomial logistic regression over standardised
-features gives raw probabilities; per-action isotonic or Platt calibrators make them honest. The
+under the gate settings stored in the file (the rules' reading of conditions and referents, which
+a weighted sum of the signals does not rebuild: the gate then learns where to overrule them). A
+multinomial logistic regression over standardised features gives raw probabilities; per-action isotonic or Platt calibrators make them honest. The
 action is the calibrated probability's argmax, by default divided by each action's training share
 ("balanced"); an optional precision floor raises the bar an ANSWER must clear.
 
@@ -23,8 +23,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from core.gate.rules import answer_polarity
 from core import settings as settings_mod
+from core.gate.rules import answer_polarity
 from core.gate.table import OUTCOMES, TRACE_PREFIXES, SignalTable, gate_table
 from core.types import ACTIONS, Decision, RuleResult, Signals, Trace
 
