@@ -37,11 +37,12 @@ def main() -> None:
     run = BatchRunner(None).run(dataset)
     print(f"ConditionalQA train (TRAINING data, never fitted): {dataset.describe()}; {run.summary()}", flush=True)
     titles = {doc_id: title for doc_id, title, _ in dataset.items[0].documents}
-    ranks = [[p.passage.title for p in trace.passages[:5]].index(titles[item.extra["guide"]])
-             if titles[item.extra["guide"]] in [p.passage.title for p in trace.passages[:5]] else None
-             for item, trace in zip(run.items, run.traces)]
-    print(f"retrieval: the question's own guide first for {sum(r == 0 for r in ranks) / len(ranks):.3f} of the "
-          f"questions, in the top five for {sum(r is not None for r in ranks) / len(ranks):.3f}\n")
+    top_five = [(titles[item.extra["guide"]], [p.passage.title for p in trace.passages[:5]])
+                for item, trace in zip(run.items, run.traces)]
+    first = sum(bool(found) and found[0] == own for own, found in top_five) / len(top_five)
+    among = sum(own in found for own, found in top_five) / len(top_five)
+    print(f"retrieval: the question's own guide first for {first:.3f} of the questions, in the top five for "
+          f"{among:.3f}\n")
     print(format_table(table_rows({"ConditionalQA": run}, configs)))
 
 

@@ -176,15 +176,13 @@ def conditionalqa_train(train_dir: Path = TRAIN_DIR, per_guide: int | None = Non
     """ConditionalQA train questions against every gov.uk guide at once; group = guide (its URL)."""
     path = train_dir / "conditionalqa_train.json"
     rows = json.loads(path.read_text(encoding="utf-8"))
-    evidence: dict[str, list[str]] = {}
-    for row in rows:
-        evidence.setdefault(row["url"], []).extend(row["evidences"])
-    guides = {url: _doc("govuk", url.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").capitalize(), _guide_text(ev))
-              for url, ev in evidence.items() if _guide_text(ev)}
-    kb = tuple(guides.values())
     by_guide: dict[str, list[dict]] = {}
     for row in rows:
         by_guide.setdefault(row["url"], []).append(row)
+    texts = {url: _guide_text([e for row in questions for e in row["evidences"]]) for url, questions in by_guide.items()}
+    guides = {url: _doc("govuk", url.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").capitalize(), text)
+              for url, text in texts.items() if text}
+    kb = tuple(guides.values())
     rng = random.Random(seed)
     items = []
     for url, questions in by_guide.items():
