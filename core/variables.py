@@ -540,19 +540,57 @@ def lead_conditions(lead_in: str, passage_id: str) -> list[Condition]:
 
     "You may be able to apply … if you don't get the Guarantee Credit element of Pension Credit but:"
     requires not getting Guarantee Credit as well as the bullets; "if you're 16 or over and you:"
-    requires being 16 or over. A lead-in that only introduces its items ("if you:", "if you're
-    getting:", "if both the following apply:") states none, nor does one that lists disqualifiers.
+    requires being 16 or over; "If your profit is below the minimum wage, the office may ask you to
+    provide:" and "The following benefits can be stopped if you commit benefit fraud:" state a whole
+    condition before or after what the list is about. A lead-in that only introduces its items ("if
+    you:", "if you're getting:", "if both the following apply:") states none, nor does one that lists
+    disqualifiers.
     """
     main = straight_quotes(lead_in).rstrip().rstrip(":").rstrip()
-    joined = own_condition_join(main)
-    if joined is None or list_logic(lead_in, [])[0] == "disqualifier":
+    if list_logic(lead_in, [])[0] == "disqualifier":
         return []
-    clause = _condition_clause(main[:joined.start()])
+    joined = own_condition_join(main)
+    clause = _condition_clause(main[:joined.start()]) if joined is not None else _whole_condition(main)
     if clause is None:
         return []
     text, kind = clause
     parts = [p.strip(" ,") for p in CLAUSE_LIST.split(text)] if CLAUSE_START.match(text) else [text]
     return [_condition(p, kind, passage_id, "all") for p in parts if len(p.split()) >= 2]
+
+
+# What a conditional clause says when it introduces the list rather than stating a condition of its own.
+LIST_REFERENCE = re.compile(r"\b(?:following|these|those|either|both)\b|\b(?:any|one|all|each) of\b", re.I)
+# Words a clause cannot end on when it is whole: the list completes it ("… for the first time since:").
+UNFINISHED = frozenset("you they we he she since after before because than about into under over like".split())
+# A clause with a verb: an auxiliary or a copula, or a pronoun subject and the word after it ("you commit …").
+FINITE = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|may|might|must|shall|"
+                    r"should)\b|'(?:re|ve|s|m|d|ll)\b", re.I)
+PRONOUN_SUBJECT = re.compile(r"(?:you|they|we|he|she|it|i)\s+\w+", re.I)
+# "To determine if you are eligible we examine:": "if" as "whether", a question, not a condition.
+WHETHER = re.compile(r"\b(?:determine|check|see|know|ask|find out|decide|tell|whether)\s+if\b", re.I)
+
+
+def _whole_condition(lead: str) -> tuple[str, str] | None:
+    """(text, kind) of a lead-in's conditional clause when it is whole, not the start of the list's
+    items: "If you exceed a claiming limit, you can submit your claim:" or "… if you commit benefit
+    fraud:", not "… if you:" or "… if you work for a:". A leading clause that goes on to introduce the list ("If you commit fraud and
+    you get any of the following, …") keeps the part before it."""
+    clause = _condition_clause(lead)
+    if clause is None or not IF_CLAUSE.search(lead) or WHETHER.search(lead):
+        return None
+    text, kind = clause
+    introduces = own_condition_join(text)
+    if introduces is not None:
+        text = text[:introduces.start()].rstrip(" ,")
+    words = text.split()
+    if len(words) <= 3 and ELIGIBILITY.search(text):
+        return None  # "… if you're eligible:" restates the question, it names nothing to check
+    if len(words) < 2 or LIST_REFERENCE.search(text) or words[-1].lower() in OPEN_LEAD_END | UNFINISHED \
+            or voice.known_verb(words[-1].lower()):
+        return None
+    if not (FINITE.search(text) or PRONOUN_SUBJECT.match(text) or any(voice.known_verb(w) for w in words[1:])):
+        return None  # "… if your baby:" names a subject whose predicates are the items
+    return text, kind
 
 
 def _list_item(text: str) -> str:

@@ -76,6 +76,17 @@ def test_an_unclear_list_is_read_as_alternatives(statuses, outcome):
     ("You may be able to get Child Tax Credit if you’re either working in the UK or you’re not working because "
      "you’re:", []),  # the list belongs to the second alternative: no condition stands on its own
     ("This doesn't apply if you're over 65 and you:", []),  # a disqualifying list
+    # a whole condition before the list's own clause, or after what the list is about
+    ("If the average hourly profit from your self-employed work is less than the National Minimum Wage, the Tax "
+     "Credit Office may ask you to provide:",
+     ["the average hourly profit from your self-employed work is less than the National Minimum Wage"]),
+    ("The following benefits can be reduced or stopped if you commit benefit fraud:", ["you commit benefit fraud"]),
+    ("If you commit benefit fraud and you get any of the following, none of your payments can be stopped or reduced:",
+     ["you commit benefit fraud"]),
+    ("You must tell HM Revenue and Customs (HMRC) if you’re either:", []),  # the list finishes the clause
+    ("You may get a higher rate of Family Tax Benefit Part B if you’re returning to work for the first time since:", []),
+    ("To determine if you are eligible for unemployment benefits we examine:", []),  # "if" as "whether"
+    ("You still get Statutory Maternity Leave if your baby:", []),  # the items are the baby's predicates
 ])
 def test_a_lead_in_states_its_own_conditions_besides_its_list(lead, wanted):
     assert [c.text for c in lead_conditions(lead, "p")] == wanted
@@ -91,6 +102,18 @@ def test_a_lead_in_condition_is_read_before_its_items_and_checked_with_them():
     assert [c.group for c in conds] == ["all", "unclear", "unclear"]
     assert combine([replace(conds[0], status="contradicted"), replace(conds[1], status="established"),
                     conds[2]]) == "failed"  # getting Guarantee Credit settles it, whatever the list says
+
+
+def test_a_no_to_the_lead_ins_own_condition_settles_a_list_of_what_it_applies_to():
+    """ShARC: "Can Tax Credit Office ask me to provide business records?" after "Is the average hourly profit
+    … less than the National Minimum Wage? — No": the list says what may be asked for, the lead-in when."""
+    conds = extract_conditions(passage(
+        "### If you’re self-employed\n\nIf the average hourly profit from your self-employed work is less than the "
+        "National Minimum Wage, the Tax Credit Office may ask you to provide:\n\n* details of the day-to-day running "
+        "of your business\n* business records"))
+    assert conds[0].text == "the average hourly profit from your self-employed work is less than the National Minimum Wage"
+    assert conds[0].group == "all"
+    assert combine([replace(conds[0], status="contradicted"), *conds[1:]]) == "failed"
 
 
 def test_an_unclear_list_met_leaves_nothing_open_but_the_other_conditions():
