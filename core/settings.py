@@ -157,6 +157,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("condition_contradict", 0.6, "variables",
             "A condition is contradicted when a user fact contradicts it with at least this probability.",
             0.0, 1.0, 0.05, label="Condition contradicted at"),
+    Setting("condition_unrelated", 0.9, "variables",
+            "A user fact that shares no word with a condition establishes it at this NLI probability (\"I'm "
+            "paralysed from the waist down\" / \"I have a disability\"); it never contradicts it (the model reads "
+            "a change of topic as a contradiction). Chosen on the ShARC train fact checks (bench/bench_conditions.py).",
+            0.5, 1.0, 0.05, label="Condition established by an unrelated fact at"),
     Setting("max_conditions", 6, "variables", "At most this many conditions are read from the best passage.",
             1, 12, 1, label="Max conditions"),
     Setting("condition_topic_share", 0.5, "variables",

@@ -22,6 +22,7 @@ requirements (``without_carve_out``); the words after a "Yes," in a reply are fa
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Sequence
@@ -58,6 +59,7 @@ class VariableStage:
     """Find the conditions of the best evidence and check them against the user's facts."""
     condition_entail: float = 0.5
     condition_contradict: float = 0.6
+    condition_unrelated: float = 0.9
     max_conditions: int = 6
     history_match: float = 0.55  # cosine above which an answered follow-up speaks to its closest condition
     # Below it, a follow-up still speaks to the condition that holds most of its words ("do you have a high
@@ -135,12 +137,21 @@ class VariableStage:
         """Established when a fact entails the condition more than its negation; contradicted when
         a fact entails the negation (or contradicts the condition) more than the condition.
 
-        Only facts that share a content word with the condition count: an SNLI model gives
-        unrelated sentence pairs ("I like cats." / "I am aged 66 or over.") high scores.
+        Facts that share a content word with the condition count at ``condition_entail`` and
+        ``condition_contradict``. A fact that shares none may still establish it ("I'm paralysed from the
+        waist down" / "I have a disability"), at ``condition_unrelated``, but never contradict it: the
+        model reads a change of topic as a contradiction ("The marijuana is in my garage" / "I export sugar
+        and rice" at 0.9 and above; on the ShARC train fact checks, contradictions from such facts were
+        mostly wrong), and an SNLI-trained model gave unrelated pairs ("I like cats." / "I am aged 66 or
+        over.") high scores.
         """
         related = [k for k in range(len(facts)) if _related(facts[k], cond.text)]
         if not related:
-            return replace(cond, status="missing", method="nli (no related fact)")
+            judged = self._by_scores(cond, facts, direct, negated, list(range(len(facts))),
+                                     self.condition_unrelated, math.inf)
+            if judged.status == "missing":
+                return replace(cond, status="missing", method="nli (no related fact)")
+            return replace(judged, method="nli (no shared word)")
         denied = next(((k, word) for k in related if (word := denial(facts[k], cond.text))), None)
         if denied is not None:
             # The fact says the opposite in so many words; an NLI model that reads the shared word
@@ -152,17 +163,22 @@ class VariableStage:
         if restated is not None:
             return replace(cond, status=_flip("established", cond), support=facts[restated],
                            scores=direct[restated], method="words: the fact states the condition")
-        k_e = max(related, key=lambda k: direct[k].entailment)
-        k_c = max(related, key=lambda k: max(negated[k].entailment, direct[k].contradiction))
+        return self._by_scores(cond, facts, direct, negated, related, self.condition_entail, self.condition_contradict)
+
+    def _by_scores(self, cond: Condition, facts: tuple[str, ...], direct: list[NliScores], negated: list[NliScores],
+                   candidates: list[int], entail_min: float, contradict_min: float) -> Condition:
+        """The condition judged by the NLI scores of the ``candidates`` facts at these thresholds."""
+        k_e = max(candidates, key=lambda k: direct[k].entailment)
+        k_c = max(candidates, key=lambda k: max(negated[k].entailment, direct[k].contradiction))
         against = max(negated[k_c].entailment, direct[k_c].contradiction)
-        if direct[k_e].entailment >= self.condition_entail and direct[k_e].entailment > negated[k_e].entailment:
+        if direct[k_e].entailment >= entail_min and direct[k_e].entailment > negated[k_e].entailment:
             if bounded(cond.text):
                 # No fact states a quantity to compare with the bound (arithmetic came first), and the NLI
                 # model does no arithmetic: "I'm an employee, my daughter is 6" entailed "I have worked for
                 # my employer for at least 1 year" at 0.90.
                 return replace(cond, status="missing", scores=direct[k_e], method="nli (a bound needs a stated quantity)")
             status, k = "established", k_e
-        elif against >= self.condition_contradict and against > direct[k_c].entailment:
+        elif against >= contradict_min and against > direct[k_c].entailment:
             if bounded(cond.text) and _same_kind_quantity(facts[k_c], cond.text):
                 # The fact states the bounded quantity in words arithmetic could not align with the
                 # condition's ("off with flu for 6 days" for "ill for at least 4 days"); NLI, which does no

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from core import nli, variables
+from core import nli, variables, voice
 from core.kb import Document, chunk_document
 from core.types import Condition, NliScores, Query
 from core.variables import VariableStage, combine, extract_conditions, lead_conditions, still_open
@@ -256,6 +256,23 @@ def test_real_nli_establishes_a_condition_in_the_users_voice(nli_model):
     care = next(c for c in state.conditions if c.kind == "disqualifier")
     assert care.status == "contradicted", care  # the disqualifier holds → the rule fails
     assert state.outcome == "failed"
+
+
+def test_real_nli_settles_a_condition_from_a_fact_in_other_words_only_when_sure(nli_model):
+    """No word shared: "paralysed from the waist down" is a disability (the model is sure); "I like cats"
+    says nothing about age, a garage says nothing about exports, and an unrelated fact below
+    ``condition_unrelated`` leaves it open."""
+    def check(scenario: str, condition: str, **settings):
+        cond = Condition(text=condition, user_voice=voice.to_user_voice(condition), kind="if", passage_id="p")
+        return VariableStage(**settings)._check([cond], Query("Can I get it?", scenario=scenario))[0]
+    disabled = check("My family is middle class, I'm 35 and I am paralyzed from the waist down.", "you have a disability")
+    assert disabled.status == "established" and disabled.method == "nli (no shared word)"
+    assert check("I like cats.", "you are aged 66 or over").status == "missing"
+    # a change of topic is no contradiction: the scenario speaks of something else
+    assert check("The marijuana is in my garage.", "you export sugar and rice").status == "missing"
+    strict = check("My family is middle class, I'm 35 and I am paralyzed from the waist down.", "you have a disability",
+                   condition_unrelated=0.99)
+    assert strict.status == "missing" and strict.method == "nli (no related fact)"
 
 
 # --- issue 15: conditions read the way people talk (real documents, real models) ----------------
