@@ -291,6 +291,7 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         if word_currency:
             end = m.end() + word_currency.end()
         period, end = _period(low, end)
+        period = period or _period_before(low[:rel_start])
         unit = f"{symbol}/{period}" if period else symbol
         return _finish(text, low, value, "money", unit, rel, start, end, negated, "")
 
@@ -345,6 +346,8 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         if noun in _COUNT_NOUNS or (noun.endswith("s") and len(noun) > 3 and noun not in _NOT_COUNT
                                     and not noun.endswith("ss") and not re.match(r"\s*(?:or|and)\b", after)):
             unit_name = _COUNT_NOUNS.get(noun, _singular(noun))
+            if unit_name == "person" and _EMPLOYS.search(before):
+                unit_name = "employee"  # "employs fewer than 10 people" counts staff
             return _finish(text, low, value, "count", unit_name, _post_relation(after) or rel, start,
                            end + count.end(), negated, "")
 
@@ -397,6 +400,19 @@ def _post_relation(after: str) -> str:
     if _POST_LE.match(after):
         return "<="
     return ""
+
+
+# A period named before the amount it qualifies: "a weekly household income below £450", "annual turnover
+# under £250,000" (a few words between, in the same clause).
+_PERIOD_BEFORE = re.compile(r"\b(weekly|fortnightly|monthly|yearly|annual)\b(?:\s+[a-z'-]+){0,4}\s*$")
+# A verb of employing before a count of people: those people are staff ("employs fewer than 10 people").
+_EMPLOYS = re.compile(r"\bemploy(?:s|ed|ing)?\b(?:\s+[a-z'-]+){0,3}\s*$")
+
+
+def _period_before(before: str) -> str:
+    """The period an adjective before the amount gives it ("weekly income below"), or ""."""
+    m = _PERIOD_BEFORE.search(before)
+    return {"annual": "year"}.get(m.group(1), _PERIOD_WORDS.get(m.group(1), "")) if m else ""
 
 
 def _period(low: str, end: int) -> tuple[str, int]:

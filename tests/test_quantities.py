@@ -166,6 +166,13 @@ def test_issue_example_service_of_fourteen_months_is_contradicted():
     # earnings stated without a period are yearly against a yearly limit (a blind-set scenario's phrasing)
     ("earn less than £100,000 a year", ["I work 30 hours a week and earn about £40,000."], "established"),
     ("earn less than £100,000 a year", ["I earn £120,000."], "contradicted"),
+    # a period named before the amount ("weekly income below £450"), a count of people employed is of staff
+    ("have a weekly household income below £450", ["Our household brings in about £320 a week."], "established"),
+    ("have a weekly household income below £450", ["Our household income is £30,000 a year."], "contradicted"),
+    ("has an annual turnover below £250,000", ["Our turnover is £30,000 a month."], "contradicted"),
+    ("has an annual turnover below £250,000", ["We have a turnover of about £90,000."], "established"),
+    ("employs fewer than 10 people", ["We have 3 staff and a turnover of about £90,000."], "established"),
+    ("employs fewer than 10 people", ["We employ 12 people."], "contradicted"),
 ])
 def test_check_status(condition, facts, status):
     result = check(condition, facts, reference_year=YEAR)
@@ -191,6 +198,7 @@ def test_check_status(condition, facts, status):
      " - the 15th week before the expected week of childbirth",
      ["I am eight months pregnant and gave my job the correct notice."]),  # ShARC: pregnancy, not service
     ("earn at least £113 a week", ["I usually earn about 120 a week."]),  # no currency: not comparable
+    ("you have fewer than 3 people living with you", ["I have 5 employees."]),  # staff are not the household
 ])
 def test_check_abstains_without_a_comparable_quantity(condition, facts):
     assert check(condition, facts, reference_year=YEAR) is None
