@@ -511,15 +511,22 @@ _START_WORDS = {"moved", "move", "arrived", "started", "start", "began", "begun"
                 "relocated", "settled", "hired", "emigrated", "from"}
 
 
+_POSSESSIVES = frozenset("my your his her its our their one's".split())
+
+
 def content_stems(text: str) -> set[str]:
     """Content words reduced to a stem ("living" → "liv"), or to a synonym group's name
     ("house", "home" and "lived" → "reside"), without function words and number words. A hyphenated
     word counts as its parts ("for-profit" as "for profit", "co-owned" as "co owned"), or as itself
     where its parts are all function words ("full-time")."""
     out = set()
+    previous = ""
     for compound in re.findall(r"[a-z][a-z'-]*", _normalise(text)):
+        if compound == "own" and previous not in _POSSESSIVES:
+            out.add("own")  # the verb ("own your home"), not "your own" (a function word there)
         parts = {stem for part in compound.split("-") if part and (stem := _content_stem(part))}
         out |= parts or ({whole} if (whole := _content_stem(compound)) else set())
+        previous = compound
     return out
 
 
