@@ -589,8 +589,8 @@ WHETHER = re.compile(r"\b(?:determine|check|see|know|ask|find out|decide|tell|wh
 def _whole_condition(lead: str) -> tuple[str, str] | None:
     """(text, kind) of a lead-in's conditional clause when it is whole, not the start of the list's
     items: "If you exceed a claiming limit, you can submit your claim:" or "… if you commit benefit
-    fraud:", not "… if you:" or "… if you work for a:". A leading clause that goes on to introduce the list ("If you commit fraud and
-    you get any of the following, …") keeps the part before it."""
+    fraud:", not "… if you:" or "… if you work for a:". A leading clause that goes on to introduce
+    the list ("If you commit fraud and you get any of the following, …") keeps the part before it."""
     clause = _condition_clause(lead)
     if clause is None or not IF_CLAUSE.search(lead) or WHETHER.search(lead):
         return None
