@@ -75,7 +75,7 @@ _MONTHS = {"year": 12.0, "yr": 12.0, "month": 1.0, "week": 12 / 52.1775, "wk": 1
            "day": 12 / 365.25, "decade": 120.0, "fortnight": 24 / 52.1775}
 # Periods of money/hours amounts that convert into each other (per year).
 _PER_YEAR = {"week": 52.0, "fortnight": 26.0, "month": 12.0, "year": 1.0}
-_PERIOD_WORDS = {"weekly": "week", "fortnightly": "fortnight", "monthly": "month", "yearly": "year",
+_PERIOD_WORDS = {"weekly": "week", "fortnightly": "fortnight", "monthly": "month", "yearly": "year", "annual": "year",
                  "annually": "year", "annum": "year", "yr": "year", "wk": "week", "daily": "day",
                  "hourly": "hour", "pa": "year", "pw": "week", "pcm": "month"}
 _CURRENCY = {"£": "£", "pound": "£", "pounds": "£", "quid": "£", "gbp": "£", "$": "$", "dollar": "$",
@@ -412,7 +412,7 @@ _EMPLOYS = re.compile(r"\bemploy(?:s|ed|ing)?\b(?:\s+[a-z'-]+){0,3}\s*$")
 def _period_before(before: str) -> str:
     """The period an adjective before the amount gives it ("weekly income below"), or ""."""
     m = _PERIOD_BEFORE.search(before)
-    return {"annual": "year"}.get(m.group(1), _PERIOD_WORDS.get(m.group(1), "")) if m else ""
+    return _PERIOD_WORDS[m.group(1)] if m else ""
 
 
 def _period(low: str, end: int) -> tuple[str, int]:

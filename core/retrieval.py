@@ -46,6 +46,7 @@ class Retriever:
         with_context = bool(context.strip()) and self.scenario_weight > 0
         vector = self._unit(kb, models.embed([query_text])[0] if query_vector is None else query_vector)
         rows, bm25_all = self._candidates(kb, query_text, vector)
+        dense_both = penalty = None
         if with_context:
             both = f"{query_text} {context.strip()}"
             both_vector = self._unit(kb, models.embed([both])[0])
@@ -54,12 +55,13 @@ class Retriever:
             dense_both, _, _, fused_both = self._fused(kb, rows, both_vector, both_bm25)
             penalty = self._shortfall(kb, rows, fused_both) * self.scenario_weight
         dense, bm25, bm25_norm, fused = self._fused(kb, rows, vector, bm25_all)
-        penalty = penalty if with_context else np.zeros_like(fused)
+        if penalty is None:
+            penalty = np.zeros_like(fused)
         order = np.lexsort((rows, -(fused - penalty)))[:self.top_k]  # by score, ties by index order
         return tuple(RetrievedPassage(passage=kb.passages[rows[i]], rank=rank, dense=float(dense[i]),
                                       bm25=float(bm25[i]), bm25_norm=float(bm25_norm[i]), fused=float(fused[i]),
                                       scenario_penalty=float(penalty[i]),
-                                      dense_with_scenario=float(dense_both[i]) if with_context else None)
+                                      dense_with_scenario=None if dense_both is None else float(dense_both[i]))
                      for rank, i in enumerate(order, 1))
 
     @staticmethod
