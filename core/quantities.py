@@ -27,7 +27,9 @@ class Quantity:
     the currency and period, e.g. "£/week"), hours as written ("hours/week"), counts as a
     number of ``unit`` (a singular noun such as "child"), years as a (fractional) year.
     ``relation`` is how the text bounds the value (>=, >, <=, <, ==); ``subject`` says whose
-    age or count it is: "" for the user, or "child" / "partner".
+    age or count it is: "" for the user, or "child" / "partner". A bare number right after a noun
+    ("a Tier 4 sponsor", "a level 3 qualification") is that noun's ``label``: it compares only with a
+    number of the same label or of none ("level 3" is no bound on a Tier 4 sponsor).
     """
     value: float
     kind: str
@@ -36,6 +38,7 @@ class Quantity:
     span: tuple[int, int] = (0, 0)
     subject: str = ""
     text: str = ""
+    label: str = ""  # the noun a bare number is of ("tier" in "a Tier 4 sponsor", "level" in "level 3")
 
 
 @dataclass(frozen=True)
@@ -358,6 +361,13 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
                    or (rel != "==" and _PERSON_BEFORE.search(low[:rel_start])))
     if age_context and 0 < value < 130:
         return _finish(text, low, value, "age", "years", rel, start, end, negated, _subject(low, start, ""))
+    label = _LABEL.search(before) if rel_start == len(before) else None
+    if label and _content_stem(label.group(1)):
+        # "a Tier 4 sponsor", "at least level 3": the number is the label's, bounded by words before it
+        rel, _ = _pre_relation(before[:label.start()])
+        rel = rel[5:] if rel.startswith("year:") else rel
+        quantity, end = _finish(text, low, value, "number", "", rel, start, end, negated, "")
+        return (_replace(quantity, label=label.group(1)) if quantity else None), end
     return _finish(text, low, value, "number", "", rel, start, end, negated, "")
 
 
@@ -407,6 +417,8 @@ def _post_relation(after: str) -> str:
 _PERIOD_BEFORE = re.compile(r"\b(weekly|fortnightly|monthly|yearly|annual)\b(?:\s+[a-z'-]+){0,4}\s*$")
 # A verb of employing before a count of people: those people are staff ("employs fewer than 10 people").
 _EMPLOYS = re.compile(r"\bemploy(?:s|ed|ing)?\b(?:\s+[a-z'-]+){0,3}\s*$")
+# The noun a bare number follows: "tier 4", "level 3", "section 5".
+_LABEL = re.compile(r"\b([a-z][a-z'-]*)\s+$")
 
 
 def _period_before(before: str) -> str:
@@ -718,7 +730,8 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
                 # "I earn about £40,000" against "earn less than £100,000 a year": earnings stated without
                 # a period are yearly ones (against "£113 a week" the period stays unknown: not comparable)
                 fact_q = _replace(fact_q, unit=cond_q.unit)
-            if _compat_key(fact_q) != key:
+            if _compat_key(fact_q) != key or (cond_q.label and fact_q.label
+                                               and _content_stem(cond_q.label) != _content_stem(fact_q.label)):
                 continue
             if fact_q.kind == "age":
                 stated_at = _stated_at(fact, fact_q, readings, now)
@@ -832,7 +845,7 @@ def _num(value: float, q: Quantity, unit: str = "") -> str:
         return f"{_fmt(value)} {noun}"
     if q.kind == "year":
         return str(math.floor(value)) if value == math.floor(value) else f"{value:.2f}"
-    return f"{_fmt(value)}{q.unit}"
+    return f"{q.label} {_fmt(value)}" if q.label else f"{_fmt(value)}{q.unit}"
 
 
 def _show(interval: _Interval, q: Quantity, unit: str) -> str:

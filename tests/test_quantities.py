@@ -339,3 +339,23 @@ def test_an_age_turned_on_a_date_dates_the_birth(fact, status):
 def test_a_hyphenated_word_counts_as_its_parts():
     assert quantities.content_stems("a for-profit business") == quantities.content_stems("a for profit business")
     assert quantities.content_stems("self-employed") == quantities.content_stems("self employed")
+
+
+@pytest.mark.parametrize("condition, fact, status", [
+    # the train KB: a level 3 course said nothing about the sponsor's tier, and read as 3 < 4
+    ("an unconditional offer of a place on a course with a licensed Tier 4 sponsor",
+     "I've been offered a full-time place on a course leading to a level 3 qualification on the Ofqual register.", None),
+    ("you are applying for a Tier 4 visa", "I want a Tier 2 visa.", "contradicted"),
+    # ShARC train: the bound before the label bounds the number ("at least level 3" was read as exactly 3)
+    ("leading to a qualification which is at least level 3 on the Ofqual register",
+     "My course leads to a level 6 qualification on the Ofqual register.", "established"),
+    ("a credit score of at least 650", "My credit score is 600.", "contradicted"),  # a label on one side only
+])
+def test_a_number_after_a_noun_is_that_nouns(condition, fact, status):
+    checked = check(condition, [fact])
+    assert (checked.status if checked else None) == status, checked
+    assert extract("at least level 3")[0].label == "level" and extract("at least level 3")[0].relation == ">="
+
+
+def test_a_labelled_number_is_explained_with_its_label():
+    assert check("you are applying for a Tier 4 visa", ["I want a Tier 2 visa."]).explanation == "tier 2 < tier 4 required"
