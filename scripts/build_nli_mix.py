@@ -15,7 +15,9 @@ Sources (all under ``../shared/data/train/`` except SNLI and the templated pairs
 - Hard negatives, the kind of pair the pipeline scores (a claim against each sentence of the passages
   retrieved for it): ContractNLI hypotheses against single evidence spans and the closest spans that
   are not their evidence (``contract-spans``), and SQuAD 2.0 claims against the sentence holding the
-  answer and the closest ones that do not (``squad-sentences``). Both leave out what the signal
+  answer and the closest ones that do not (``squad-sentences``), and the claim of such a question
+  asked about another entity of the article against the sentence that answers the original
+  (``squad-swaps``: SQuAD 2.0's commonest unanswerable question). All three leave out what the signal
   calibrators and the transfer table use (``core.evaluation.training``).
 
 Each pair goes to exactly one slice: ``train``, ``calib`` (temperature fitting) or ``test``
@@ -255,6 +257,50 @@ def squad_sentence_rows(path: Path, excluded_ids: set[str], held_out_titles: set
     return out
 
 
+# What a swapped name may be: a thing the question names, of a kind that has namesakes in the article.
+SWAP_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "PRODUCT", "DATE"})
+
+
+def squad_swap_rows(path: Path, excluded_ids: set[str], held_out_titles: set[str], seed: int = 0) -> dict[str, list[dict]]:
+    """SQuAD 2.0's most common unanswerable question asks about another entity than the sentence that
+    answers it ("When did Enrique Iglesias release her fifth studio album?" against the sentence on
+    Beyoncé's): for each answerable question of ``squad_sentence_rows``'s articles whose named entity
+    the answer sentence also names, the question with that entity replaced by another of the same kind
+    from the same article — one that the answer sentence does not name and that shares no word with
+    the original — as the pipeline's claim against the answer sentence: neutral. The same
+    exclusions and the same split by paragraph as ``squad_sentence_rows``, so a paragraph's pairs all
+    fall in one slice."""
+    import random
+    from core import models
+    from core.claims import ClaimBuilder
+    from core.evaluation.importers import read_squad2
+    out = {"train": [], "calib": [], "test": []}
+    builder = ClaimBuilder()
+    rng = random.Random(seed)
+    items = [i for i in read_squad2(path.read_text(encoding="utf-8"), str(path))
+             if i.action == "ANSWER" and i.id not in excluded_ids and i.extra["title"] not in held_out_titles and i.evidence]
+    paragraphs = list(dict.fromkeys(i.documents[0][2] for i in items))
+    title_of = {i.documents[0][2]: i.extra["title"] for i in items}
+    names: dict[tuple[str, str], set[str]] = {}  # (article, entity label) -> the names it holds
+    for paragraph, doc in zip(paragraphs, models.parse(paragraphs)):
+        for ent in doc.ents:
+            names.setdefault((title_of[paragraph], ent.label_), set()).add(ent.text)
+    for item, question in zip(items, models.parse([i.question for i in items])):
+        sentence = item.evidence[0]
+        for ent in question.ents:
+            if ent.label_ not in SWAP_LABELS or ent.text not in sentence:
+                continue
+            words = set(ent.text.lower().split())
+            others = sorted(n for n in names.get((item.extra["title"], ent.label_), ())
+                            if n not in sentence and not words & set(n.lower().split()))
+            if others:
+                swapped = item.question.replace(ent.text, rng.choice(others))
+                part = slice_of(item.documents[0][2][:200], "squad")
+                out[part].append(row(sentence, builder.run(swapped).text, "neutral", "squad-swaps"))
+                break
+    return out
+
+
 def perspective_rows() -> dict[str, list[dict]]:
     out = {"train": [], "calib": [], "test": []}
     for premise, hypothesis, label in generate_pairs():
@@ -264,14 +310,16 @@ def perspective_rows() -> dict[str, list[dict]]:
 
 
 def hard_negative_sources(data: Path) -> dict[str, dict[str, list[dict]]]:
-    """The two hard-negative sources, leaving out what the calibrators and the transfer table use."""
+    """The hard-negative sources, leaving out what the calibrators and the transfer table use."""
     from core.evaluation.training import squad_train, training_sets
     fitted = training_sets(data)
     domain_contracts = {int(i.extra["group"].removeprefix("nda")) for i in fitted["contractnli"].items}
     held_out_titles = {i.extra["title"] for i in squad_train(data, held_out=True).items}
     return {"contract-spans": contract_span_rows(data / "contractnli_train.csv", domain_contracts),
             "squad-sentences": squad_sentence_rows(data / "squad2_train_first10.json",
-                                                   {i.id for i in fitted["squad"].items}, held_out_titles)}
+                                                   {i.id for i in fitted["squad"].items}, held_out_titles),
+            "squad-swaps": squad_swap_rows(data / "squad2_train_first10.json",
+                                           {i.id for i in fitted["squad"].items}, held_out_titles)}
 
 
 def main() -> None:

@@ -73,3 +73,24 @@ def test_squad_sentences_pair_the_claim_with_its_answer_sentence_and_the_closest
     assert sorted(by_label["neutral"]) == ["Rollo was the first ruler of the Normans.",
                                            "The Normans gave their name to Normandy in the 10th century."]
     assert not mix.squad_sentence_rows(path, excluded_ids=set(), held_out_titles={"Normans"})["train"]
+
+
+def test_squad_swaps_ask_the_answer_sentence_about_another_entity_of_the_article(mix, tmp_path):
+    """The real spaCy model names the entities; the swapped one is of the same kind, from the same
+    article, absent from the answer sentence and sharing no word with the original."""
+    context = ("Richard succeeded Rollo as ruler of Normandy in 927. William conquered England in 1066. "
+               "William Longsword was a Norman ruler too.")
+    qas = [{"id": "q1", "question": "Whom did Richard succeed as ruler of Normandy?", "is_impossible": False,
+            "answers": [{"text": "Rollo", "answer_start": context.index("Rollo")}]},
+           {"id": "q2", "question": "When did William conquer England?", "is_impossible": False,
+            "answers": [{"text": "1066", "answer_start": context.index("1066")}]}]
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps({"data": [{"title": "Normans", "paragraphs": [{"context": context, "qas": qas}]}]}))
+    rows = [r for part in mix.squad_swap_rows(path, excluded_ids={"q2"}, held_out_titles=set()).values() for r in part]
+    assert len(rows) == 1
+    (swap,) = rows
+    assert swap["premise"] == "Richard succeeded Rollo as ruler of Normandy in 927."
+    assert swap["label"] == "neutral" and swap["source"] == "squad-swaps"
+    # Richard (a person the sentence names) asked as William or William Longsword, persons it does not name
+    assert "Richard" not in swap["hypothesis"] and "William" in swap["hypothesis"]
+    assert not mix.squad_swap_rows(path, excluded_ids=set(), held_out_titles={"Normans"})["train"]
