@@ -232,22 +232,31 @@ def contract_span_rows(path: Path, excluded: set[int]) -> dict[str, list[dict]]:
     return out
 
 
+def _squad_answerable(path: Path, excluded_ids: set[str], held_out_titles: set[str]) -> list:
+    """The answerable SQuAD 2.0 questions with an answer sentence that neither the calibrators' training
+    domain (``excluded_ids``) nor the transfer table's held-out articles use."""
+    from core.evaluation.importers import read_squad2
+    return [i for i in read_squad2(path.read_text(encoding="utf-8"), str(path))
+            if i.action == "ANSWER" and i.id not in excluded_ids and i.extra["title"] not in held_out_titles and i.evidence]
+
+
+def _squad_slice(item) -> str:
+    """A SQuAD question's slice: that of its paragraph, so a paragraph's pairs all fall in one."""
+    return slice_of(item.documents[0][2][:200], "squad")
+
+
 def squad_sentence_rows(path: Path, excluded_ids: set[str], held_out_titles: set[str]) -> dict[str, list[dict]]:
     """SQuAD 2.0 answerable questions as the pipeline's claim ("There exists a race that Beyonce's father
     was."): the sentence holding the answer entails it; the ``HARD_NEGATIVES`` - 1 sentences of the same
     paragraph closest to the question that do not hold the answer are neutral. Questions of the training
     domain (``excluded_ids``) and the held-out articles are left out; the split is by paragraph."""
     from core.claims import ClaimBuilder
-    from core.evaluation.importers import read_squad2
     from core.text import split_sentences
     out = {"train": [], "calib": [], "test": []}
     builder = ClaimBuilder()
-    for item in read_squad2(path.read_text(encoding="utf-8"), str(path)):
-        if item.action != "ANSWER" or item.id in excluded_ids or item.extra["title"] in held_out_titles \
-                or not item.evidence:
-            continue
+    for item in _squad_answerable(path, excluded_ids, held_out_titles):
         paragraph = item.documents[0][2]
-        part = slice_of(paragraph[:200], "squad")
+        part = _squad_slice(item)
         claim = builder.run(item.question).text
         others = [s.text for s in split_sentences(paragraph)
                   if s.text not in item.evidence and not any(a in s.text for a in item.answers)]
@@ -273,12 +282,10 @@ def squad_swap_rows(path: Path, excluded_ids: set[str], held_out_titles: set[str
     import random
     from core import models
     from core.claims import ClaimBuilder
-    from core.evaluation.importers import read_squad2
     out = {"train": [], "calib": [], "test": []}
     builder = ClaimBuilder()
     rng = random.Random(seed)
-    items = [i for i in read_squad2(path.read_text(encoding="utf-8"), str(path))
-             if i.action == "ANSWER" and i.id not in excluded_ids and i.extra["title"] not in held_out_titles and i.evidence]
+    items = _squad_answerable(path, excluded_ids, held_out_titles)
     paragraphs = list(dict.fromkeys(i.documents[0][2] for i in items))
     title_of = {i.documents[0][2]: i.extra["title"] for i in items}
     names: dict[tuple[str, str], set[str]] = {}  # (article, entity label) -> the names it holds
@@ -295,8 +302,7 @@ def squad_swap_rows(path: Path, excluded_ids: set[str], held_out_titles: set[str
                             if n not in sentence and not words & set(n.lower().split()))
             if others:
                 swapped = item.question.replace(ent.text, rng.choice(others))
-                part = slice_of(item.documents[0][2][:200], "squad")
-                out[part].append(row(sentence, builder.run(swapped).text, "neutral", "squad-swaps"))
+                out[_squad_slice(item)].append(row(sentence, builder.run(swapped).text, "neutral", "squad-swaps"))
                 break
     return out
 
@@ -315,11 +321,10 @@ def hard_negative_sources(data: Path) -> dict[str, dict[str, list[dict]]]:
     fitted = training_sets(data)
     domain_contracts = {int(i.extra["group"].removeprefix("nda")) for i in fitted["contractnli"].items}
     held_out_titles = {i.extra["title"] for i in squad_train(data, held_out=True).items}
+    squad, squad_ids = data / "squad2_train_first10.json", {i.id for i in fitted["squad"].items}
     return {"contract-spans": contract_span_rows(data / "contractnli_train.csv", domain_contracts),
-            "squad-sentences": squad_sentence_rows(data / "squad2_train_first10.json",
-                                                   {i.id for i in fitted["squad"].items}, held_out_titles),
-            "squad-swaps": squad_swap_rows(data / "squad2_train_first10.json",
-                                           {i.id for i in fitted["squad"].items}, held_out_titles)}
+            "squad-sentences": squad_sentence_rows(squad, squad_ids, held_out_titles),
+            "squad-swaps": squad_swap_rows(squad, squad_ids, held_out_titles)}
 
 
 def main() -> None:
