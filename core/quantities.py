@@ -365,7 +365,6 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
     if label and _content_stem(label.group(1)):
         # "a Tier 4 sponsor", "at least level 3": the number is the label's, bounded by words before it
         rel, _ = _pre_relation(before[:label.start()])
-        rel = rel[5:] if rel.startswith("year:") else rel
         quantity, end = _finish(text, low, value, "number", "", rel, start, end, negated, "")
         return (_replace(quantity, label=label.group(1)) if quantity else None), end
     return _finish(text, low, value, "number", "", rel, start, end, negated, "")

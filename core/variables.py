@@ -467,21 +467,25 @@ def extract_conditions(passage: Passage) -> list[Condition]:
     lead_in: str | None = None
     loose_list = ""  # the heading or cue-less lead-in ("… because:") that bullets sit right under
     listed: list[tuple[str, str]] = []  # (item as written, lead-in) of the list being read
-    loose: list[str] = []  # predicate-like items of a loose list, as written
+    loose: list[str] = []  # the items of a loose list, as written
 
     def close_list() -> None:
         if listed:
             kind, group = list_logic(listed[0][1], [raw for raw, _ in listed])
             conditions.extend(_condition(_list_item(raw), kind, passage.id, group, lead) for raw, lead in listed)
             listed.clear()
-        if loose:
+        if any(_predicate_like(_list_item(raw)) for raw in loose):
+            # A loose list is read when some item is a predicate ("### Parenting Payment / * have income
+            # under the limits"; "* Income Support" alone is not a rule's item), and then whole: read in
+            # part, a list of alternatives ("may be asked questions by: * your representative * the
+            # judge") would fail on the one item read when the user's case is another.
             # A heading's items are a rule's requirements unless they end in "or"; under a lead-in that
             # names no condition ("Your payments can go up because:") nothing says which, unless they do.
             _, group = list_logic("" if loose_list.startswith("#") else loose_list, loose)
             if group == "unclear" and loose_list.startswith("#"):
                 group = "all"
             conditions.extend(_condition(_list_item(raw), "bullet", passage.id, group) for raw in loose)
-            loose.clear()
+        loose.clear()
 
     for text in sentences:
         if LIST_MARKER.match(text):
@@ -490,9 +494,7 @@ def extract_conditions(passage: Passage) -> list[Condition]:
                 continue  # one word is an item only under a lead-in ("working for a: * charity")
             if lead_in is not None:
                 listed.append((text, lead_in))
-            elif loose_list and _predicate_like(item):
-                # "### Parenting Payment / * have income under the limits": a rule's items read as
-                # conditions when they are predicates ("* Income Support" is not one)
+            elif loose_list:
                 loose.append(text)
             continue
         close_list()
@@ -515,9 +517,65 @@ def extract_conditions(passage: Passage) -> list[Condition]:
                 continue
         clause = _condition_clause(text)
         if clause is not None:
-            conditions.append(_condition(clause[0], clause[1], passage.id, "all"))
+            conditions += clause_conditions(*clause, passage.id)
     close_list()
     return conditions
+
+
+def clause_conditions(said: str, kind: str, passage_id: str) -> list[Condition]:
+    """The conditions one conditional clause states: each of its conjuncts ("if your income is below
+    £20,000 and you live in Calvera" is two, both needed), and a conjunct whose predicates are joined
+    by "or" as alternatives, one of which is enough (``disjuncts``). A disqualifier's connectives
+    turn over ("not (A or B)" is "not A and not B"), so it is split one way only."""
+    if kind == "requirement":
+        return [_condition(said, kind, passage_id, "all")]
+    parts = conjuncts(said)
+    if kind == "disqualifier":
+        alternatives = disjuncts(said) if len(parts) == 1 else []
+        if len(alternatives) > 1:
+            return [_condition(a, kind, passage_id, "all", lead=said) for a in alternatives]
+        return [_condition(p, kind, passage_id, "any" if len(parts) > 1 else "all", lead=said if len(parts) > 1 else "")
+                for p in parts]
+    conditions = []
+    for part in parts:
+        alternatives = disjuncts(part)
+        if len(alternatives) > 1:
+            conditions += [_condition(a, kind, passage_id, "any", lead=part) for a in alternatives]
+        else:
+            conditions.append(_condition(part, kind, passage_id, "all"))
+    return conditions
+
+
+# "… and you …", "… and your partner …": where a clause with a subject of its own joins the one before.
+CONJUNCT_BREAK = re.compile(r",?\s+and\s+(?=(?:you|you're|you've|your|they|they're|their|he|she)\b)", re.I)
+
+
+def conjuncts(clause: str) -> list[str]:
+    """The clauses "and" joins, each with a subject of its own: "your civil partnership was dissolved
+    and you die after you've reached State Pension age" is two conditions, and "No" to the first says
+    nothing of the second. Parts shorter than three words are not clauses ("if you and your partner
+    earn …"): the clause is then one condition."""
+    parts = [p.strip(" ,") for p in CONJUNCT_BREAK.split(clause)]
+    return parts if len(parts) > 1 and all(len(p.split()) >= 3 for p in parts) else [clause]
+
+
+SHARED_SUBJECT = re.compile(r"^(?P<subject>you|they|we|he|she)\s+(?P<predicates>.+)$", re.I)
+PREDICATE_BREAK = re.compile(r",\s*(?:or\s+)?|\s+or\s+", re.I)
+
+
+def disjuncts(clause: str) -> list[str]:
+    """The alternatives of a clause whose subject has several predicates joined by "or": "you go back
+    to work, work more hours or earn more money" is three conditions, one of which is enough, and
+    "No, I didn't go back to work" denies only the first. Each predicate must start with a verb and
+    say something of its own (two words or more: in "you work, study or train in Calvera" the place
+    belongs to all three), and no "and" may join them; otherwise the clause is one condition."""
+    match = SHARED_SUBJECT.match(clause)
+    if match is None or not re.search(r"\bor\b", clause, re.I) or re.search(r"\band\b", clause, re.I):
+        return [clause]
+    predicates = [p.strip() for p in PREDICATE_BREAK.split(match["predicates"]) if p.strip()]
+    if len(predicates) < 2 or not all(len(p.split()) >= 2 and voice.known_verb(p.split()[0].lower()) for p in predicates):
+        return [clause]
+    return [f"{match['subject']} {p}" for p in predicates]
 
 
 EXCEPTION_CUE = re.compile(r"\b(unless|except|exempt|exemptions?|exceptions?|does not apply|doesn't apply)\b", re.I)
@@ -687,7 +745,7 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
         clause, main = match.group(2), sentence[: match.start()]
         if not main.strip(" \"'(") and "," in clause:
             # "If you're over 65, you can claim": the condition ends at the comma, the rest is the main clause
-            clause, main = clause.split(",", 1)
+            clause, main = _leading_clause(clause)
         elif not main.strip(" \"'(") and (start := MAIN_CLAUSE_START.search(clause)):
             # "If you don't have access to HPOS you'll need a certificate": no comma, the main clause
             # starts at its subject and modal
@@ -712,6 +770,24 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
             return None  # prohibitions on conduct are not eligibility conditions, exemptions impose none
         return sentence.rstrip(" ."), "requirement"
     return None
+
+
+# What starts a main clause after a leading if-clause's comma: a pronoun subject, or a short noun phrase and
+# its verb ("your estate can claim", "the payment is made").
+MAIN_AFTER_COMMA = re.compile(r"^\s*(?:(?:you|we|they|it|he|she|there)\b|(?:your|their|his|her|its|the|this|that|an?)\s+"
+                              r"(?:[\w'-]+\s+){0,3}?(?:will|won't|can|can't|cannot|could|must|may|might|need to|needs to|"
+                              r"should|have to|has to|would|is|are|gets?)\b)", re.I)
+
+
+def _leading_clause(text: str) -> tuple[str, str]:
+    """(condition, main clause) of "<condition>, <main clause>": the first comma a main clause follows,
+    so that a list inside the condition stays in it ("If you're single, divorced or your civil partnership
+    was dissolved and you die …, your estate can claim"); the first comma when none does."""
+    for comma in re.finditer(",", text):
+        if MAIN_AFTER_COMMA.match(text[comma.end():]):
+            return text[:comma.start()], text[comma.end():]
+    head, rest = text.split(",", 1)
+    return head, rest
 
 
 def _condition(text: str, kind: str, passage_id: str, group: str, lead: str = "") -> Condition:
@@ -745,9 +821,10 @@ def object_lead(item: str, lead: str) -> str:
 ALTERNATIVES = ("any", "unclear")  # groups one established item meets (see ``list_logic``)
 
 
-def _alternative_group(c: Condition) -> tuple[str, str]:
-    """An any/unclear list is one passage's: the same word in another section is another list."""
-    return c.passage_id, c.group
+def _alternative_group(c: Condition) -> tuple[str, str, str]:
+    """An any/unclear list is one passage's and one lead-in's: the same word in another section, or
+    under another lead-in, is another list."""
+    return c.passage_id, c.group, c.lead
 
 
 def _met_alternatives(conditions) -> set[tuple[str, str]]:

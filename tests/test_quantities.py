@@ -355,6 +355,7 @@ def test_a_number_after_a_noun_is_that_nouns(condition, fact, status):
     checked = check(condition, [fact])
     assert (checked.status if checked else None) == status, checked
     assert extract("at least level 3")[0].label == "level" and extract("at least level 3")[0].relation == ">="
+    assert extract("by level 3")[0].relation == "=="  # "by", "after", "before" bound years only
 
 
 def test_a_labelled_number_is_explained_with_its_label():

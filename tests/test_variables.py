@@ -422,8 +422,10 @@ def test_a_short_reply_that_states_a_number_is_a_fact():
 
 def test_a_list_under_a_heading_and_an_inline_list_are_conditions():
     headed = extract_conditions(passage("### Parenting Payment\n\n* have income under the limits\n"
-                                        "* meet residence rules\n* Income Support\n"))
+                                        "* meet residence rules\n"))
     assert [c.text for c in headed] == ["have income under the limits", "meet residence rules"]
+    benefits = extract_conditions(passage("### Sanctionable benefits\n\n* Income Support\n* Carer's Allowance\n"))
+    assert benefits == []  # a list of names under a heading states no rule
     inline = extract_conditions(passage("All businesses that are considered for financing must: meet SBA size "
                                         "standards, be for-profit, be able to demonstrate repayment."))
     assert [c.text for c in inline] == ["meet SBA size standards", "be for-profit", "be able to demonstrate repayment"]
@@ -442,6 +444,88 @@ def test_a_loose_list_is_read_by_the_conjunction_its_items_end_with():
     assert [c.group for c in payments] == ["unclear"] * 3
     headed = extract_conditions(passage("### Parenting Payment\n\n* have income under the limits\n* meet residence rules\n"))
     assert [c.group for c in headed] == ["all", "all"]
+
+
+HEARING = """## At the hearing
+
+You (and anyone you've brought to take part in the hearing) may be asked questions by:
+
+* your representative (if you have one), such as a lawyer, friend, family member or someone from an advice centre
+* the government department or council's representative (known as the 'presenting officer')
+* a panel of experts - who they are depends on what the case is about
+* the judge
+"""
+
+
+def test_a_loose_list_with_one_predicate_item_is_read_whole(monkeypatch):
+    """ShARC train rule (training data): only "your representative …" reads as a predicate; read alone it
+    was the whole list, and "Is this person your representative? No" failed the rule although the
+    person may be the judge. Read whole, the list's alternatives stay open."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    conditions = extract_conditions(passage(HEARING))
+    assert [c.text.split()[:2] for c in conditions] == [["your", "representative"], ["the", "government"],
+                                                        ["a", "panel"], ["the", "judge"]]
+    assert {c.group for c in conditions} == {"unclear"}
+    state = VariableStage().run(Query("Will I be asked questions by this person at the hearing?", history=(
+        ("Is this person your representative (if you have one), such as a lawyer, friend, family member or "
+         "someone from an advice centre?", "No"),)), (passage(HEARING),))
+    assert state.conditions[0].status == "contradicted"
+    assert state.outcome == "undetermined"
+
+
+@pytest.mark.parametrize("clause, alternatives", [
+    ("you go back to work, work more hours or earn more money",
+     ["you go back to work", "you work more hours", "you earn more money"]),
+    ("you own a home or rent privately", ["you own a home", "you rent privately"]),
+    ("you work, study or train in Calvera", ["you work, study or train in Calvera"]),  # the place is all three's
+    ("you get Income Support or Universal Credit in your name",  # one predicate, two objects
+     ["you get Income Support or Universal Credit in your name"]),
+    ("you live in Calvera and work or study there", ["you live in Calvera and work or study there"]),
+])
+def test_a_clause_with_several_predicates_joined_by_or_is_alternatives(clause, alternatives):
+    assert variables.disjuncts(clause) == alternatives
+
+
+def test_a_no_to_one_of_several_alternatives_in_a_sentence_leaves_the_others_open(monkeypatch):
+    """ShARC train rule (training data): "Did you go back to work? No" denied the whole "you go back to
+    work, work more hours or earn more money" (history similarity 0.53) and answered that no benefit stops."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = "## If your benefits stop\n\nSome benefits stop if you go back to work, work more hours or earn more money."
+    state = VariableStage().run(Query("Can some of my benefit stop?", history=(("Did you go back to work?", "No"),)),
+                                (passage(text),))
+    assert [(c.text, c.group) for c in state.conditions] == [
+        ("you go back to work", "any"), ("you work more hours", "any"), ("you earn more money", "any")]
+    assert state.conditions[0].status == "contradicted"
+    assert state.outcome == "undetermined"
+    excluded = extract_conditions(passage("You cannot claim if you own a home or rent privately."))
+    assert [(c.kind, c.group) for c in excluded] == [("disqualifier", "all")] * 2  # neither may hold
+
+
+def test_a_leading_condition_ends_at_the_comma_its_main_clause_follows():
+    """ShARC dev rule text (the failure class, fixed on training data): the first comma sat inside the
+    condition's own list, and "you're single" was the whole condition; "and you die …" is a second one."""
+    text = ("## You're single or divorced\n\nIf you're single, divorced or your civil partnership was dissolved "
+            "and you die after you've reached State Pension age, your estate can claim up to 3 months of your basic "
+            "State Pension.")
+    assert [(c.text, c.group) for c in extract_conditions(passage(text))] == [
+        ("you're single, divorced or your civil partnership was dissolved", "all"),
+        ("you die after you've reached State Pension age", "all")]
+    assert [c.text for c in extract_conditions(passage("If you're over 65, you can claim."))] == ["you're over 65"]
+    assert [c.text for c in extract_conditions(passage("If you live in Calvera, Tessby or Arden, you can claim."))] == [
+        "you live in Calvera, Tessby or Arden"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("You can get the grant if your income is below £20,000 and you live in Calvera.",
+     [("your income is below £20,000", "if", "all"), ("you live in Calvera", "if", "all")]),
+    # "not (A and B)" is "not A or not B": either one not holding is enough
+    ("You cannot claim if you own a home and you live in Calvera.",
+     [("you own a home", "disqualifier", "any"), ("you live in Calvera", "disqualifier", "any")]),
+    ("You can claim if you and your partner earn less than £300 a week.",  # one subject, not two clauses
+     [("you and your partner earn less than £300 a week", "if", "all")]),
+])
+def test_clauses_joined_by_and_are_conditions_each(text, expected):
+    assert [(c.text, c.kind, c.group) for c in extract_conditions(passage(text))] == expected
 
 
 def test_a_negation_denies_its_predicate_not_every_noun_after_it():
