@@ -737,7 +737,12 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
     unless X" excludes X (a disqualifier); "You must be 18, unless X" requires being 18, with X
     an exception; "It is paid to your landlord unless you ask" is about payment, not eligibility.
     """
-    if not CONDITION_CUE.search(sentence) or sentence.endswith("?"):
+    if sentence.endswith("?"):
+        return None
+    relative = RELATIVE_RULE.match(sentence)
+    if relative and not IF_CLAUSE.search(relative["clause"]):
+        return _as_addressed(relative["clause"], relative["rel"]), "if"
+    if not CONDITION_CUE.search(sentence):
         return None
     match = IF_CLAUSE.search(sentence)
     if match:
@@ -777,6 +782,23 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
 MAIN_AFTER_COMMA = re.compile(r"^\s*(?:(?:you|we|they|it|he|she|there)\b|(?:your|their|his|her|its|the|this|that|an?)\s+"
                               r"(?:[\w'-]+\s+){0,3}?(?:will|won't|can|can't|cannot|could|must|may|might|need to|needs to|"
                               r"should|have to|has to|would|is|are|gets?)\b)", re.I)
+
+
+# "Employees whose baby is due … may be entitled to", "Apprentices who have completed the first year are
+# entitled to": a rule for the people a relative clause picks out.
+RELATIVE_RULE = re.compile(r"^(?:[\w'-]+\s+){1,6}?(?P<rel>who|whose)\s+(?P<clause>.+?)\s+(?:may|can|could|will|are|is)\s+"
+                           r"(?:also\s+|usually\s+|still\s+|only\s+)?(?:be\s+)?(?:eligible|entitled|able to|qualify|get|"
+                           r"claim|apply)\b", re.I)
+ADDRESSEE = {"who": "you", "whose": "your", "their": "your", "they": "you", "them": "you", "they're": "you're",
+             "themselves": "yourself", "they've": "you've"}
+
+
+def _as_addressed(clause: str, relative: str) -> str:
+    """A relative clause about the people a rule is for, said of the user: "whose baby is due or who adopt
+    a child" → "your baby is due or you adopt a child"; "who have completed their first year" → "you
+    have completed your first year"."""
+    words = [ADDRESSEE.get(w.lower(), w) for w in f"{relative} {clause}".split()]
+    return " ".join(words).rstrip(" ,;.")
 
 
 def _leading_clause(text: str) -> tuple[str, str]:

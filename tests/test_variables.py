@@ -528,6 +528,30 @@ def test_clauses_joined_by_and_are_conditions_each(text, expected):
     assert [(c.text, c.kind, c.group) for c in extract_conditions(passage(text))] == expected
 
 
+@pytest.mark.parametrize("sentence, condition", [
+    ("Employees whose baby is due or who adopt a child on or after 5 April 2015 may be entitled to take Shared "
+     "Parental Leave.", "your baby is due or you adopt a child on or after 5 April 2015"),
+    ("Apprentices over 19 who have completed the first year of their apprenticeship are entitled to the correct "
+     "minimum wage for their age.", "you have completed the first year of your apprenticeship"),
+    ("Residents who live in Calvera can apply for the grant.", "you live in Calvera"),
+    ("Anyone who needs help can call us.", None),  # a relative clause, but no rule of eligibility
+    ("The person who signs the form is responsible for it.", None),
+])
+def test_a_relative_clause_picking_out_who_a_rule_is_for_is_its_condition(sentence, condition):
+    """ShARC train and train KB rules (training data): a rule stated of the people a relative clause
+    picks out read as no condition, and the section's other conditions were asked instead."""
+    assert [c.text for c in extract_conditions(passage(sentence))] == ([condition] if condition else [])
+
+
+def test_a_date_before_the_relative_clauses_bound_fails_the_rule(monkeypatch):
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = ("# Employee rights when on leave\n\nEmployees whose baby is due or who adopt a child on or after "
+            "5 April 2015 may be entitled to take Shared Parental Leave.")
+    state = VariableStage().run(Query("Are we able to take shared parental leave?",
+                                      scenario="Our first baby was due on 20 March 2015."), (passage(text),))
+    assert state.conditions[0].status == "contradicted" and state.outcome == "failed"
+
+
 def test_a_negation_denies_its_predicate_not_every_noun_after_it():
     assert variables.denial("I've never owned a property.", "the property is in Calvera and you plan to live in it") == ""
 
