@@ -212,6 +212,8 @@ class VariableStage:
             if polarity and asks_the_positive(question, conditions[i].text):
                 # "Will you submit it within 15 minutes?" "Yes" denies "you don't submit it within 15 minutes"
                 polarity = "contradicted" if polarity == "established" else "established"
+            elif polarity == "contradicted" and unasked_alternative(question, conditions[i].text):
+                continue  # "Do you live in England? No" leaves "you live in England, Scotland or Wales" open
             if polarity and speaks and (i not in closest or sims[i, j] > sims[i, closest[i][0]]):
                 closest[i] = (j, polarity)
         out: list[Condition | None] = [None] * len(conditions)
@@ -233,6 +235,14 @@ class VariableStage:
 
 
 STOP = frozenset("meet conditions condition following".split())
+
+
+def unasked_alternative(question: str, condition: str) -> bool:
+    """Whether the condition's last "or" alternative goes unmentioned by the question: a "No" to one
+    alternative ("Do you live in England?") does not deny "you live in England, Scotland or Wales"."""
+    parts = re.split(r"\bor\b", condition, flags=re.I)
+    last = _stems(parts[-1]) if len(parts) > 1 else set()
+    return bool(last) and not last & _stems(question)
 
 
 def _stems(text: str) -> set[str]:

@@ -552,6 +552,21 @@ def test_a_date_before_the_relative_clauses_bound_fails_the_rule(monkeypatch):
     assert state.conditions[0].status == "contradicted" and state.outcome == "failed"
 
 
+def test_a_no_to_one_alternative_of_a_condition_leaves_it_open(monkeypatch):
+    """ShARC train rule (training data): "Do you live in England? No" denied "you must live in England,
+    Scotland or Wales" (history similarity 0.56) and the rule was failed; Scotland and Wales are not asked."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = ("## Guarantee Credit\n\nTo qualify for Guarantee Credit:\n\n* you must live in England, Scotland or Wales\n"
+            "* you or your partner must have reached Pension Credit qualifying age\n")
+    state = VariableStage().run(Query("Do I qualify for Guarantee Credit?", history=(("Do you live in England?", "No"),)),
+                                (passage(text),))
+    assert state.conditions[0].status == "missing" and state.outcome != "failed"
+    state = VariableStage().run(Query("Do I qualify for Guarantee Credit?", history=(
+        ("Do you live in England, Scotland or Wales?", "No"),)), (passage(text),))
+    assert state.conditions[0].status == "contradicted"
+    assert variables.unasked_alternative("Are you 16 or over?", "you're 16 or over") is False
+
+
 def test_a_negation_denies_its_predicate_not_every_noun_after_it():
     assert variables.denial("I've never owned a property.", "the property is in Calvera and you plan to live in it") == ""
 
