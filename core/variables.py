@@ -859,7 +859,7 @@ def _alternative_group(c: Condition) -> tuple[str, str, str]:
     return c.passage_id, c.group, c.lead
 
 
-def _met_alternatives(conditions) -> set[tuple[str, str]]:
+def _met_alternatives(conditions) -> set[tuple[str, str, str]]:
     return {_alternative_group(c) for c in conditions if c.group in ALTERNATIVES and c.status == "established"}
 
 
