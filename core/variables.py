@@ -541,11 +541,12 @@ def clause_conditions(said: str, kind: str, passage_id: str) -> list[Condition]:
         return [_condition(said, kind, passage_id, "all")]
     parts = conjuncts(said)
     if kind == "disqualifier":
-        alternatives = disjuncts(said) if len(parts) == 1 else []
-        if len(alternatives) > 1:
+        if len(parts) > 1:  # "not (A and B)": one of them not holding is enough
+            return [_condition(p, kind, passage_id, "any", lead=said) for p in parts]
+        alternatives = disjuncts(said)
+        if len(alternatives) > 1:  # "not (A or B)": neither may hold
             return [_condition(a, kind, passage_id, "all", lead=said) for a in alternatives]
-        return [_condition(p, kind, passage_id, "any" if len(parts) > 1 else "all", lead=said if len(parts) > 1 else "")
-                for p in parts]
+        return [_condition(said, kind, passage_id, "all")]
     conditions = []
     for part in parts:
         alternatives = disjuncts(part)
@@ -751,7 +752,7 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
         return None
     relative = RELATIVE_RULE.match(sentence)
     if relative and not IF_CLAUSE.search(relative["clause"]):
-        return _as_addressed(relative["clause"], relative["rel"]), "if"
+        return voice.addressed(f"{relative['rel']} {relative['clause']}").rstrip(" ,;."), "if"
     if not CONDITION_CUE.search(sentence):
         return None
     match = IF_CLAUSE.search(sentence)
@@ -799,16 +800,6 @@ MAIN_AFTER_COMMA = re.compile(r"^\s*(?:(?:you|we|they|it|he|she|there)\b|(?:your
 RELATIVE_RULE = re.compile(r"^(?:[\w'-]+\s+){1,6}?(?P<rel>who|whose)\s+(?P<clause>.+?)\s+(?:may|can|could|will|are|is)\s+"
                            r"(?:also\s+|usually\s+|still\s+|only\s+)?(?:be\s+)?(?:eligible|entitled|able to|qualify|get|"
                            r"claim|apply)\b", re.I)
-ADDRESSEE = {"who": "you", "whose": "your", "their": "your", "they": "you", "them": "you", "they're": "you're",
-             "themselves": "yourself", "they've": "you've"}
-
-
-def _as_addressed(clause: str, relative: str) -> str:
-    """A relative clause about the people a rule is for, said of the user: "whose baby is due or who adopt
-    a child" → "your baby is due or you adopt a child"; "who have completed their first year" → "you
-    have completed your first year"."""
-    words = [ADDRESSEE.get(w.lower(), w) for w in f"{relative} {clause}".split()]
-    return " ".join(words).rstrip(" ,;.")
 
 
 def _leading_clause(text: str) -> tuple[str, str]:

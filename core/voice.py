@@ -641,3 +641,13 @@ def _first_person(text: str, role: bool, after_verb: bool = False) -> str:
 
 def _second_person(text: str, role: bool) -> str:
     return _swap(straight_quotes(text), _SECOND + (_SECOND_ROLE if role else []))
+
+
+_RELATIVE = [(r"\bwhose\b", "your"), (r"\bwho\b", "you")]
+
+
+def addressed(relative_clause: str) -> str:
+    """A relative clause about the people a rule is for, said to the user: "whose baby is due or who
+    adopt a child" → "your baby is due or you adopt a child"; "who have completed their first year" →
+    "you have completed your first year"."""
+    return _swap(straight_quotes(relative_clause), _RELATIVE + _SECOND_ROLE)
