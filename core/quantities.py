@@ -112,6 +112,11 @@ _PERSON = {"child": "child", "children": "child", "kid": "child", "kids": "child
            "sons": "child", "daughter": "child", "daughters": "child", "baby": "child", "babies": "child",
            "boy": "child", "girl": "child", "dependant": "child", "dependants": "child",
            "partner": "partner", "spouse": "partner", "husband": "partner", "wife": "partner",
+           "mum": "parent", "mom": "parent", "mother": "parent", "dad": "parent", "father": "parent",
+           "parent": "parent", "parents": "parent", "grandmother": "grandparent", "grandfather": "grandparent",
+           "grandparent": "grandparent", "grandparents": "grandparent", "gran": "grandparent",
+           "grandma": "grandparent", "grandpa": "grandparent", "nan": "grandparent", "brother": "sibling",
+           "sister": "sibling", "sibling": "sibling",
            "i": "", "i'm": "", "me": "", "my": "", "you": "", "you're": "", "your": "", "applicant": "",
            "applicants": "", "claimant": "", "employee": "", "worker": "", "tenant": "", "person": "",
            "man": "", "woman": "", "driver": "", "drivers": "", "people": "", "resident": "", "student": ""}
@@ -603,7 +608,18 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
     return readings
 
 
-def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: int | None = None) -> NumericCheck | None:
+# "Can my daughter get a permit?": the rules' "you" is the daughter, whose age the user gives as hers.
+_ASKED_FOR = re.compile(r"^\W*(?:can|could|will|would|does|do|is|are|may|might|should)\s+(?:my|our)\s+([a-z]+)\b", re.I)
+
+
+def applicant(question: str) -> str:
+    """Whose eligibility a question asks about, as a subject of ``_PERSON`` ("" for the user)."""
+    m = _ASKED_FOR.match(question)
+    return _PERSON.get(m.group(1).lower(), "") if m else ""
+
+
+def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: int | None = None,
+          applicant: str = "") -> NumericCheck | None:
     """Decide ``condition`` by arithmetic on the user's ``facts``, or None when it cannot.
 
     None when the condition states no quantity, when no fact states one of the same kind
@@ -612,7 +628,8 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
     thing: the fact's clause shares a content word with the condition ("lived" for residence,
     "work"/"service" for employment) or has no content word at all ("I've been here 2 years").
     The fact with most shared words wins; a tie between facts that disagree gives None.
-    ``reference_year`` (default: this year) turns "I moved here in 2019" into a duration.
+    ``reference_year`` (default: this year) turns "I moved here in 2019" into a duration. ``applicant``
+    names whose age the condition bounds when it names nobody (a question about the user's child).
     """
     if not isinstance(condition, str):
         raise TypeError(f"check() takes the condition as a string, not {type(condition).__name__}")
@@ -621,7 +638,8 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
     now = _fractional_year(date.today()) if reference_year is None else reference_year + 0.5
     reference_year = reference_year or date.today().year
     groups: dict[tuple[str, str, str], tuple[Quantity, list[_Interval]]] = {}
-    quantities = extract(condition)
+    quantities = [_replace(q, subject=applicant) if q.kind == "age" and not q.subject else q
+                  for q in extract(condition)]
     as_of = _age_reference_dates(condition, quantities)
     previous: dict[tuple[str, str, str], Quantity] = {}
     for q in quantities:
@@ -717,6 +735,28 @@ def _shifted(interval: _Interval, years: float) -> _Interval:
     return _Interval(interval.lo - years, interval.lo_closed, hi - years, hi_closed)
 
 
+_LIFELONG = re.compile(r"\b(?:all\s+(?:of\s+)?my|my\s+(?:whole|entire))\s+life\b|\bsince\s+(?:i\s+was\s+born|birth)\b", re.I)
+
+
+def _lifelong(facts, reference_year: int, now: float, condition_stems: set[str]) -> list[tuple]:
+    """Candidates for a duration the user gives as their life ("I've lived here all my life", "I'm 70"):
+    as long as the user's age, when a fact states it."""
+    ages = []
+    for fact in facts:
+        readings = _fact_readings(fact, reference_year)
+        ages += [_shifted(iv, _stated_at(fact, q, readings, now) - now) for q, iv in readings
+                 if q.kind == "age" and not q.subject and q.relation == "=="]
+    ages = [_Interval(math.floor(a.lo), True, math.ceil(a.hi), a.hi_closed and a.hi.is_integer()) for a in ages]
+    out = []
+    for fact in facts if ages else ():
+        m = _LIFELONG.search(fact)
+        overlap = len(condition_stems & content_stems(_clause(fact, m.span()))) if m else 0
+        if overlap:
+            life = Quantity(ages[0].lo * 12, "duration", "months", "==", m.span(), "", m.group(0))
+            out.append((overlap, fact, life, ages[0].scaled(12)))
+    return out
+
+
 def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stems: set[str], facts,
                  reference_year: int, now: float, age_at: float) -> NumericCheck | None:
     """``cond_iv``: the condition's alternatives (usually one interval); ``age_at``: the (fractional)
@@ -747,6 +787,8 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
         if cond_q.kind == "year" and "born" in condition_stems:
             # "born on or before 5 August 1953" and "I turned 64 on 1 September 2017": a birthday dates the birth
             candidates += [(1, fact, q, iv) for q, iv in _births(fact, readings)]
+    if cond_q.kind == "duration":
+        candidates += _lifelong(facts, reference_year, now, condition_stems)
     if not candidates:
         return None
     best = max(c[0] for c in candidates)

@@ -98,6 +98,7 @@ class VariableStage:
         if not conditions:
             return []
         facts = _fact_sentences(query)
+        asked_for = quantities.applicant(query.question)
         checked: list[Condition | None] = [None] * len(conditions)
         # 1. answered follow-up questions that ask about the condition
         if query.history:
@@ -107,7 +108,8 @@ class VariableStage:
         #    under 19": an age)
         for i, cond in enumerate(conditions):
             if checked[i] is None and facts:
-                numeric = quantities.check(cond.text, list(facts)) or quantities.check(cond.user_voice, list(facts))
+                numeric = quantities.check(cond.text, list(facts), applicant=asked_for) or \
+                    quantities.check(cond.user_voice, list(facts), applicant=asked_for)
                 if numeric is not None:
                     checked[i] = replace(cond, status=_flip(numeric.status, cond), support=numeric.fact,
                                          method=f"numeric: {numeric.explanation}")
@@ -258,21 +260,33 @@ def _related(fact: str, condition: str) -> bool:
 NEGATION = re.compile(r"\b(?:not|never|no|neither|nor)\b|n't\b", re.I)
 CLAUSE_BREAK = re.compile(r"[,;.!?]|\b(?:and|but|because|so|although|though|while)\b", re.I)
 NEGATION_REACH = 4  # words after a negation that it covers ("isn't | a close relative")
+# What a negation covers ends at its clause's end, and each "or"/"nor" starts another thing it denies
+# ("not a small business nor a charity"); "of mine" adds nothing to what it denies.
+NEGATED_ALTERNATIVE = re.compile(r"\b(?:or|nor)\b", re.I)
+POSSESSIVE_OF = re.compile(r"\bof\s+(?:mine|yours|his|hers|ours|theirs)\b", re.I)
 
 
-def _negated_stems(text: str) -> set[str]:
-    """The predicate each negation denies: the first content word after it, within its clause
-    ("who isn't a relative" → relative; "I've never owned a property" → own, not property)."""
-    negated: set[str] = set()
+def _negations(text: str) -> list[tuple[set[str], set[str]]]:
+    """Each negation's denied predicate, the first content word after it within its clause ("who isn't a
+    relative" → relative; "I've never owned a property" → own, not property), with every content word
+    of the first thing it denies ("not be used for normal operating expenses")."""
+    out: list[tuple[set[str], set[str]]] = []
     for m in NEGATION.finditer(text):
         rest = text[m.end():]
         stop = CLAUSE_BREAK.search(rest)
-        for word in (rest[:stop.start()] if stop else rest).split()[:NEGATION_REACH]:
+        covered = rest[:stop.start()] if stop else rest
+        for word in covered.split()[:NEGATION_REACH]:
             stems = _stems(word)
             if stems:
-                negated |= stems
+                first = NEGATED_ALTERNATIVE.split(POSSESSIVE_OF.sub(" ", covered))[0]
+                out.append((stems, _stems(first)))
                 break
-    return negated
+    return out
+
+
+def _negated_stems(text: str) -> set[str]:
+    """The predicates the text's negations deny."""
+    return {stem for denied, _ in _negations(text) for stem in denied}
 
 
 FAILED_TO = re.compile(r"\bfail(?:s|ed|ing)? to\b", re.I)
@@ -298,8 +312,14 @@ def denial(fact: str, condition: str) -> str:
     if UNSURE.search(fact) or NEGATION.search(condition) or \
             any(q.relation in ("<", "<=") for q in quantities.extract(condition)):
         return ""  # "I have no savings" meets "savings of less than £16,000"
-    shared = _negated_stems(fact) & _stems(condition)
-    return min(shared) if shared else ""
+    asserted = _stems(condition)
+    for denied, covered in _negations(fact):
+        # What the negation covers must say nothing the condition does not: "The loan will not be used
+        # for operating expenses, but for machinery" denies no "It will be used for machinery", nor "I'm
+        # not working at all right now" "you are available for work".
+        if denied & asserted and covered <= asserted:
+            return min(denied & asserted)
+    return ""
 
 
 # A clause that only explains or compares ("… Spain because the winter is warmer than in the UK").

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from core import quantities
-from core.quantities import NumericCheck, Quantity, check, extract
+from core.quantities import NumericCheck, Quantity, applicant, check, extract
 
 YEAR = 2025  # fixed reference year so "I moved here in 2019" has a known duration
 
@@ -80,10 +80,38 @@ def test_between_gives_two_bounds_with_the_shared_unit():
     ("My son is 3", "child"),
     ("a 3-year-old son", "child"),
     ("my partner is 70", "partner"),
+    ("My mum is 84", "parent"),
+    ("I look after my father. He's 91", "parent"),
+    ("my older sister is 30", "sibling"),
     ("I am a 45 year old woman with a single child", ""),
 ])
 def test_age_subject_separates_the_user_from_others(text, subject):
     assert only(text).subject == subject
+
+
+def test_a_parents_age_is_not_the_users():
+    assert check("are aged 66 or over", ["My mum is 84 and needs care because of her age."]) is None
+    result = check("are aged 66 or over", ["I look after my mum, who is 84. I am 58."])
+    assert result is not None and result.status == "contradicted", result
+
+
+@pytest.mark.parametrize("question, asked_for", [
+    ("Can my daughter get a blue parking permit?", "child"),
+    ("Is my child eligible for VA-financed health care?", "child"),
+    ("Does my mum qualify for the bus pass?", "parent"),
+    ("Can I get a blue parking permit for my daughter?", ""),
+    ("Is my business eligible?", ""),
+])
+def test_the_applicant_is_whom_the_question_asks_about(question, asked_for):
+    assert applicant(question) == asked_for
+
+
+def test_an_unnamed_age_bound_is_the_applicants():
+    """The rule's "you" is the person the question asks about: the daughter's age decides, not the user's."""
+    result = check("You must be aged 3 or over to get a permit", ["My daughter is 2 years old.", "I am 40."],
+                   applicant="child")
+    assert result is not None and result.status == "contradicted" and "2 years" in result.explanation
+    assert check("You must be aged 3 or over to get a permit", ["My daughter is 2 years old."]) is None
 
 
 def test_age_after_a_sentence_about_children_is_a_childs():
@@ -360,3 +388,22 @@ def test_a_number_after_a_noun_is_that_nouns(condition, fact, status):
 
 def test_a_labelled_number_is_explained_with_its_label():
     assert check("you are applying for a Tier 4 visa", ["I want a Tier 2 visa."]).explanation == "tier 2 < tier 4 required"
+
+
+@pytest.mark.parametrize("facts, status", [
+    (["I was born in Calvera and have lived here my whole life.", "I turned 70 in March 2025."], "established"),
+    (["I am 45 and have lived in Calvera all my life."], "established"),
+    (["I have lived in Calvera since I was born.", "I'm 2."], "contradicted"),
+])
+def test_a_lifelong_stay_lasts_the_users_age(facts, status):
+    result = check("have lived in Calvera for at least 3 years", facts, reference_year=YEAR)
+    assert result is not None and result.status == status, result
+
+
+@pytest.mark.parametrize("facts", [
+    ["I have lived in Calvera all my life."],  # no age: how long is unknown
+    ["I have worked all my life.", "I am 50."],  # a working life is not a residence
+    ["My son has lived here all his life.", "I am 50."],
+])
+def test_a_lifelong_stay_needs_the_users_age_and_the_same_thing(facts):
+    assert check("have lived in Calvera for at least 3 years", facts, reference_year=YEAR) is None

@@ -334,6 +334,27 @@ def test_a_landlord_who_isnt_a_relative_does_not_trip_the_close_relative_rule(nl
     assert state.outcome != "failed"
 
 
+def test_a_denial_is_of_what_the_condition_says():
+    """A negation denies a condition only when what it covers is the condition's, not something beside it."""
+    loan = "The loan will not be used for normal operating expenses, but rather for machinery and equipment."
+    assert variables.denial(loan, "It will be used for machinery and equipment.") == ""
+    assert variables.denial(loan, "It will be used for normal operating expenses.") != ""
+    assert variables.denial("I do not work for a charity or statutory body.",
+                            "you are working for a voluntary organisation") == ""
+    assert variables.denial("I am not a small business nor private non-profit organization.",
+                            "you are a small business") != ""
+
+
+def test_the_age_bound_of_a_permit_asked_for_a_child_is_the_childs(nli_model):
+    eligibility = tuple(p for p in policy("disability_parking_permit.md") if "## Eligibility" in p.text)
+    assert eligibility
+    state = VariableStage().run(Query("Can my daughter get a blue parking permit? She's registered blind.",
+                                      scenario="My daughter is 2 years old."), eligibility[:1], personal=True)
+    age = by_text(state, "aged 3 or over")
+    assert age.status == "contradicted" and age.method.startswith("numeric"), age
+    assert state.outcome == "failed"
+
+
 def test_negation_is_not_read_into_upper_bounds():
     assert variables.denial("I have no savings at all.", "have savings of less than £16,000") == ""
     assert variables.denial("My landlord is not a relative of mine.", "your landlord is a close relative") != ""
