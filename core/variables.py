@@ -398,10 +398,16 @@ def restates(fact: str, condition: str) -> bool:
     my house" for "own your home or rent it from a private landlord"), with no negation in the
     condition, nor in the fact or else in the clause of it that says them ("I can't get other
     financing, and I am a for profit business" says "I am a for profit business"), and no quantity in
-    the condition (arithmetic decides those)."""
-    if NEGATION.search(condition) or UNSURE.search(fact) or quantities.extract(condition):
+    the alternative said (arithmetic decides those: "needs care because of her age" says "care needs
+    because of old age" of "an illness likely to need care for more than 3 months, or care needs
+    because of old age", but no restatement says "care for more than 3 months")."""
+    if NEGATION.search(condition) or UNSURE.search(fact):
         return False
     alternatives = [a for a in re.split(r"\s+or\s+", condition) if len(a.split()) >= 2] or [condition]
+    # Beside a bounded alternative, one of a single content word is an item of a noun list ("your spouse or
+    # civil partner died within 90 days of …"), not another way to meet the condition.
+    bounded_beside = bool(quantities.extract(condition))
+    alternatives = [a for a in alternatives if not quantities.extract(a) and not (bounded_beside and len(_stems(a)) < 2)]
     unnegated = [fact] if not NEGATION.search(fact) else [c for c in _clauses(fact) if not NEGATION.search(c)]
     return any(_stems(a) and _stems(a) <= _stems(said) for said in unnegated for a in alternatives)
 

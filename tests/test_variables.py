@@ -355,6 +355,19 @@ def test_the_age_bound_of_a_permit_asked_for_a_child_is_the_childs(nli_model):
     assert state.outcome == "failed"
 
 
+def test_a_bound_in_one_alternative_leaves_the_others_to_be_said(nli_model):
+    """"care needs because of old age" is one way to meet a condition whose other way is bounded."""
+    eligibility = tuple(p for p in policy("carers_leave.md") if "## Eligibility" in p.text)
+    assert eligibility
+    state = VariableStage().run(Query("Am I allowed to take carer's leave?",
+                                      scenario="I'm an employee. My mum is 84 and needs care because of her age."),
+                                eligibility[:1], personal=True)
+    need = by_text(state, "care needs because of old age")
+    assert need.status == "established" and need.method.startswith("words"), need
+    assert not variables.restates("I have worked for my employer for 3 months.",
+                                  "you have worked for your employer for at least 1 year, or you are an agency worker")
+
+
 def test_negation_is_not_read_into_upper_bounds():
     assert variables.denial("I have no savings at all.", "have savings of less than £16,000") == ""
     assert variables.denial("My landlord is not a relative of mine.", "your landlord is a close relative") != ""
