@@ -46,6 +46,9 @@ YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
 BARE_REPLY = re.compile(r"^\s*(?:yes|yeah|yep|no|nope|correct)\b[\s,.!;:-]*", re.I)
 REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\b", re.I)
+# A requirement word inside a clause that only says where, when or how ("lets disabled people park closer to
+# where they need to go") is no rule's requirement.
+SUBORDINATE_REQUIREMENT = re.compile(r"\b(?:where|wherever|when|whenever|what|whatever|how)\s+(?:[\w'-]+\s+){0,2}$", re.I)
 # Who need not meet a requirement ("A partner who is too ill to work does not need to meet this
 # condition"): an exemption, which imposes nothing.
 EXEMPTION = re.compile(r"\b(?:does not|doesn't|do not|don't)\s+(?:need|have) to\b|\bneed(?:n't| not)\b|\bexempt\b", re.I)
@@ -806,7 +809,8 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
         if NEGATIVE_MAIN.search(main):
             return clause, "disqualifier"  # "You cannot claim if X": X must not hold
         return clause, "only_if" if cue == "only if" else "if"
-    if REQUIREMENT.search(sentence) or re.search(r"\beligible\b", sentence, re.I):
+    if any(not SUBORDINATE_REQUIREMENT.search(sentence[:m.start()]) for m in REQUIREMENT.finditer(sentence)) or \
+            re.search(r"\beligible\b", sentence, re.I):
         sentence = without_carve_out(sentence)
         if NEGATIVE_MAIN.search(sentence) or re.search(r"\bmust not\b", sentence, re.I) or EXEMPTION.search(sentence):
             return None  # prohibitions on conduct are not eligibility conditions, exemptions impose none

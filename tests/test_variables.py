@@ -368,6 +368,14 @@ def test_a_bound_in_one_alternative_leaves_the_others_to_be_said(nli_model):
                                   "you have worked for your employer for at least 1 year, or you are an agency worker")
 
 
+def test_a_requirement_word_in_a_where_clause_states_no_condition():
+    """"… park closer to where they need to go" describes the permit; "You must be aged 3 or over" is a rule."""
+    intro = policy("disability_parking_permit.md")[0]
+    assert "need to go" in intro.text
+    assert extract_conditions(intro) == []
+    assert extract_conditions(passage("You need to apply within 3 months of when you need to start."))
+
+
 def test_negation_is_not_read_into_upper_bounds():
     assert variables.denial("I have no savings at all.", "have savings of less than £16,000") == ""
     assert variables.denial("My landlord is not a relative of mine.", "your landlord is a close relative") != ""
