@@ -719,8 +719,9 @@ def list_logic(lead_in: str, items: list[str]) -> tuple[str, str]:
     - "must wear a seat belt unless:", "You cannot claim if you:" — each item is a disqualifier
       (kind ``disqualifier``): every one must not hold, so they form an "all" group of negations;
     - "any of the following", "one of", "either", or items ending in "or" — one item is enough ("any");
-    - "all of the following", "both of", items ending in "and", or a lead-in that requires them
-      ("You must:", "you must meet the following requirements:"; no "if" in it) — every item is
+    - "all of the following", "both of", items ending in "and", a lead-in that requires them
+      ("You must:", "you must meet the following requirements:"; no "if" in it), or items that each
+      require ("To qualify: * you must live in England … * you must have reached …") — every item is
       needed ("all"): "must" distributes over the items, "must A, B" is "must A and must B";
     - otherwise "unclear": "You can get it if you:" says neither. ``combine`` reads such a list as
       alternatives: on the ShARC train trees, read as "all", 113 questions that still had a follow-up
@@ -733,7 +734,8 @@ def list_logic(lead_in: str, items: list[str]) -> tuple[str, str]:
     joiners = [m.group(1).lower() for raw in items[:-1] if (m := ITEM_JOINER.search(strip_list_marker(raw).rstrip(" .")))]
     if ANY_CUE.search(main) or (joiners and joiners[-1] == "or"):
         return "bullet", "any"
-    if (joiners and joiners[-1] == "and") or ALL_CUE.search(main) or (REQUIREMENT.search(main) and not IF_CLAUSE.search(main)):
+    if (joiners and joiners[-1] == "and") or ALL_CUE.search(main) or (REQUIREMENT.search(main) and not IF_CLAUSE.search(main)) \
+            or (len(items) > 1 and all(REQUIREMENT.search(strip_list_marker(raw)) for raw in items)):
         return "bullet", "all"
     return "bullet", "unclear"
 

@@ -659,6 +659,11 @@ def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
      "Credit element of Pension Credit but:", ["* your energy supplier is part of the scheme", "* you're on a low "
                                                "income"], ("bullet", "unclear")),
     ("You can claim if you don't have:", ["* savings over £16,000", "* a second home"], ("disqualifier", "all")),
+    # ShARC train: each item requires on its own, so every one is needed
+    ("To qualify for Guarantee Credit:", ["* you must live in England, Scotland or Wales",
+                                          "* you or your partner must have reached Pension Credit qualifying age"],
+     ("bullet", "all")),
+    ("You can get it if you:", ["* must care for someone", "* live in Calvera"], ("bullet", "unclear")),
 ])
 def test_a_list_is_read_by_its_lead_in_and_the_conjunction_its_items_end_with(lead_in, items, expected):
     assert variables.list_logic(lead_in, items) == expected
