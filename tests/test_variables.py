@@ -607,6 +607,20 @@ def test_a_no_to_one_alternative_of_a_condition_leaves_it_open(monkeypatch):
         ("Do you live in England, Scotland or Wales?", "No"),)), (passage(text),))
     assert state.conditions[0].status == "contradicted"
     assert variables.unasked_alternative("Are you 16 or over?", "you're 16 or over") is False
+    # ShARC train: the follow-up names the last alternative, and the first goes unasked
+    helmet = ("you are under 15 years old and the passenger of a motorcycle or attached side car, or are the driver "
+              "of an off-road motorcycle")
+    assert variables.unasked_alternative("Are you the driver of an off-road motorcycle?", helmet) is True
+    assert variables.unasked_alternative("Are you under 15 and the passenger of a motorcycle or side car, or the "
+                                         "driver of an off-road motorcycle?", helmet) is False
+    # an "or" of a bound is no alternative; several "No"s together may cover every alternative
+    assert variables.unasked_alternative("Are you on a level 7 or higher course?",
+                                         "on a course at level 7 or above that lasts 1 year or longer") is False
+    assert variables.unasked_alternative("Are you a couple? Are you part of a family?",
+                                         "you're a couple or part of a family") is False
+    assert variables.unasked_alternative("do you have a high school diploma?",
+                                         "You have a High School Diploma (or equivalent) - or 12 hours of college "
+                                         "credit") is False
 
 
 def test_a_negation_denies_its_predicate_not_every_noun_after_it():
