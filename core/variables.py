@@ -51,7 +51,8 @@ REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\
 SUBORDINATE_REQUIREMENT = re.compile(r"\b(?:where|wherever|when|whenever|what|whatever|how)\s+(?:[\w'-]+\s+){0,2}$", re.I)
 # Who need not meet a requirement ("A partner who is too ill to work does not need to meet this
 # condition"): an exemption, which imposes nothing.
-EXEMPTION = re.compile(r"\b(?:does not|doesn't|do not|don't)\s+(?:need|have) to\b|\bneed(?:n't| not)\b|\bexempt\b", re.I)
+EXEMPTION = re.compile(r"\b(?:does not|doesn't|do not|don't)\s+(?:need|have) to\b|\bneed(?:n't| not)\b|\bexempt\b"
+                       r"|^\W*no\b(?:\s+[\w'-]+){1,6}?\s+(?:is|are)\s+(?:required|needed)\b", re.I)
 ELIGIBILITY = re.compile(r"\b(can|could|may|will)\s+(?:usually\s+|still\s+|only\s+)?(?:get|claim|apply|qualify|receive|"
                          r"be eligible|be entitled|take|use)\b|\b(eligible|entitled|qualify|qualifies)\b", re.I)
 CARVE_OUT = re.compile(r",?\s*\b(?:unless|except(?:\s+(?:if|when|where|for|that))?|other than|apart from)\b", re.I)
@@ -196,7 +197,7 @@ class VariableStage:
 
     def _by_history(self, conditions: list[Condition], query: Query) -> list[Condition | None]:
         """Each answered follow-up speaks to the one condition it is closest to (a condition answered
-        twice keeps the closer question): "Do you live in England? No" settles "you live in England",
+        twice keeps the closer question, the later one of two equally close): "Do you live in England? No" settles "you live in England",
         not also "you live in Scotland or Wales" beside it. On ShARC train (824 dialogues; bench
         ``bench_conditions.py``), matching each condition to its closest question instead let one answer
         settle several conditions: precision 0.910, recall 0.821 at 0.6 against 0.915, 0.835 here. A
@@ -222,7 +223,8 @@ class VariableStage:
                 # "Do you live in England? No" leaves "you live in England, Scotland or Wales" open; "Are you
                 # a couple? No" and "Are you part of a family? No" together deny "a couple or part of a family"
                 continue
-            if polarity and speaks and (i not in closest or sims[i, j] > sims[i, closest[i][0]]):
+            # of two follow-ups equally close (the same question asked again), the later answer stands
+            if polarity and speaks and (i not in closest or sims[i, j] >= sims[i, closest[i][0]]):
                 closest[i] = (j, polarity)
         out: list[Condition | None] = [None] * len(conditions)
         for i, (j, polarity) in closest.items():

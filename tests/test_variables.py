@@ -376,6 +376,22 @@ def test_a_requirement_word_in_a_where_clause_states_no_condition():
     assert extract_conditions(passage("You need to apply within 3 months of when you need to start."))
 
 
+def test_what_is_not_required_is_no_condition():
+    """ShARC train: "No bank account or credit check is required to enroll" was read as a requirement."""
+    assert extract_conditions(passage("No bank account or credit check is required to enroll. There are no fees.")) == []
+    assert extract_conditions(passage("A bank account is required to enroll."))
+
+
+def test_a_follow_up_asked_again_is_settled_by_its_later_answer(monkeypatch):
+    """ShARC train: "Do you get Statutory Maternity Pay?" was answered "No", then again "Yes"."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = "You can't get it if you get any of the following:\n\n* Maternity Allowance\n* Statutory Maternity Pay\n"
+    history = (("Do you get Statutory Maternity Pay?", "No"), ("Do you get Statutory Maternity Pay?", "Yes"))
+    state = VariableStage().run(Query("Can I get it?", history=history), (passage(text),))
+    smp = by_text(state, "Statutory Maternity Pay")
+    assert smp.support.endswith("Yes"), smp
+
+
 def test_negation_is_not_read_into_upper_bounds():
     assert variables.denial("I have no savings at all.", "have savings of less than £16,000") == ""
     assert variables.denial("My landlord is not a relative of mine.", "your landlord is a close relative") != ""
