@@ -197,8 +197,8 @@ class VariableStage:
 
     def _by_history(self, conditions: list[Condition], query: Query) -> list[Condition | None]:
         """Each answered follow-up speaks to the one condition it is closest to (a condition answered
-        twice keeps the closer question, the later one of two equally close): "Do you live in England? No" settles "you live in England",
-        not also "you live in Scotland or Wales" beside it. On ShARC train (824 dialogues; bench
+        twice keeps the closer question, the later of two equally close): "Do you live in England? No"
+        settles "you live in England", not also "you live in Scotland or Wales" beside it. On ShARC train (824 dialogues; bench
         ``bench_conditions.py``), matching each condition to its closest question instead let one answer
         settle several conditions: precision 0.910, recall 0.821 at 0.6 against 0.915, 0.835 here. A
         follow-up below ``history_match`` that holds most of a condition's words speaks to it: recall
@@ -254,11 +254,10 @@ BOUND_OR = re.compile(r"\bor\s+(?:above|over|more|longer|higher|greater|less|und
 
 
 def unasked_alternative(question: str, condition: str) -> bool:
-    """Whether some "or" alternative of the condition goes unmentioned by the question (or the questions
-    answered "No", joined): a "No" to one
-    alternative ("Do you live in England?") does not deny "you live in England, Scotland or Wales", nor
-    "Are you the driver of an off-road motorcycle?" "you are under 15 and the passenger of a motorcycle or
-    attached side car, or are the driver of an off-road motorcycle"."""
+    """Whether some "or" alternative of the condition goes unmentioned by the question (or by the questions
+    answered "No", joined): a "No" to one alternative ("Do you live in England?") does not deny "you live
+    in England, Scotland or Wales", nor "Are you the driver of an off-road motorcycle?" "you are under 15
+    and the passenger of a motorcycle or attached side car, or are the driver of an off-road motorcycle"."""
     parts = [_stems(part) for part in re.split(r"\bor\b", BOUND_OR.sub(" ", condition), flags=re.I)]
     asked = _stems(question)
     return len(parts) > 1 and any(part and not part & asked for part in parts)
