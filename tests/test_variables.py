@@ -470,7 +470,6 @@ def test_the_words_after_yes_in_a_reply_are_facts_too(nli_model):
     assert by_text(state, "studying").status == "established"
 
 
-
 def test_a_short_reply_that_states_a_number_is_a_fact():
     """The train KB's apprentice-rate dialogue: "Are you under 19?" — "No, I'm 21." The age is a fact
     the other list item ("19 or over and …") can be checked against; a bare "No, I don't." is none."""
