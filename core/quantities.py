@@ -738,17 +738,14 @@ def _shifted(interval: _Interval, years: float) -> _Interval:
 _LIFELONG = re.compile(r"\b(?:all\s+(?:of\s+)?my|my\s+(?:whole|entire))\s+life\b|\bsince\s+(?:i\s+was\s+born|birth)\b", re.I)
 
 
-def _lifelong(facts, reference_year: int, now: float, condition_stems: set[str]) -> list[tuple]:
+def _lifelong(read_facts, now: float, condition_stems: set[str]) -> list[tuple]:
     """Candidates for a duration the user gives as their life ("I've lived here all my life", "I'm 70"):
-    as long as the user's age, when a fact states it."""
-    ages = []
-    for fact in facts:
-        readings = _fact_readings(fact, reference_year)
-        ages += [_shifted(iv, _stated_at(fact, q, readings, now) - now) for q, iv in readings
-                 if q.kind == "age" and not q.subject and q.relation == "=="]
+    as long as the user's age, when a fact states it. ``read_facts``: (fact, its ``_fact_readings``)."""
+    ages = [_shifted(iv, _stated_at(fact, q, readings, now) - now) for fact, readings in read_facts
+            for q, iv in readings if q.kind == "age" and not q.subject and q.relation == "=="]
     ages = [_Interval(math.floor(a.lo), True, math.ceil(a.hi), a.hi_closed and a.hi.is_integer()) for a in ages]
     out = []
-    for fact in facts if ages else ():
+    for fact, _ in read_facts if ages else ():
         m = _LIFELONG.search(fact)
         overlap = len(condition_stems & content_stems(_clause(fact, m.span()))) if m else 0
         if overlap:
@@ -762,8 +759,8 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
     """``cond_iv``: the condition's alternatives (usually one interval); ``age_at``: the (fractional)
     year the condition's age bound holds at; ``now`` when undated."""
     candidates = []
-    for fact in facts:
-        readings = _fact_readings(fact, reference_year)
+    read_facts = [(fact, _fact_readings(fact, reference_year)) for fact in facts]
+    for fact, readings in read_facts:
         for fact_q, fact_iv in readings:
             if fact_q.kind == "money" and cond_q.kind == "money" and cond_q.unit == f"{fact_q.unit}/year":
                 # "I earn about £40,000" against "earn less than £100,000 a year": earnings stated without
@@ -788,7 +785,7 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
             # "born on or before 5 August 1953" and "I turned 64 on 1 September 2017": a birthday dates the birth
             candidates += [(1, fact, q, iv) for q, iv in _births(fact, readings)]
     if cond_q.kind == "duration":
-        candidates += _lifelong(facts, reference_year, now, condition_stems)
+        candidates += _lifelong(read_facts, now, condition_stems)
     if not candidates:
         return None
     best = max(c[0] for c in candidates)
