@@ -70,6 +70,11 @@ SUBORDINATE = frozenset("after before once when whenever if since until unless w
 # about X - what year was she born?").
 LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:{_WH}|{_AUXILIARIES})\b[^?]*\?)\s*$",
                             re.IGNORECASE)
+# Words that open a phrase setting a question's scene besides a subordinating word ("Apart from the burial
+# itself, how much …?", "As of April 2014, how many …?", "Regardless of their affiliations, who …?").
+ADVERBIAL_LEAD = frozenset("apart aside besides according as because regardless despite except excluding including "
+                           "other given unlike instead beyond without with during throughout among between".split())
+REPLY_WORDS = 3  # a lead this short before a comma is a reply ("Yes", "Sounds good", "OK then"), not a statement
 # Words that only lead into a question ("So when does it start?", "Roughly how much of the sunlight …?",
 # "OK, what's the fee?", "So can I get it?", "and once I send my invoice, how soon …?"): the question
 # starts after them. A hedge ("roughly", "now") is dropped only before a wh-word: "Now is the time to
@@ -126,8 +131,11 @@ def wh_question_first(text: str) -> str:
     question = question[0].upper() + question[1:]
     if m.group("sep") != ",":
         return question
-    if lead.split()[0].lower() not in SUBORDINATE:
-        return text  # "Yes, what is the fee?", "Sounds good, can I apply?": no scene to keep or drop
+    first = lead.split()[0].lower()
+    if first not in SUBORDINATE and first not in ADVERBIAL_LEAD:
+        # "Yes, what is the fee?", "Sounds good, can I apply?": a reply, no scene to keep; a longer lead
+        # may state what the question is about ("My mum is 84, can she get a bus pass?") and stays
+        return question if len(lead.split()) <= REPLY_WORDS else text
     return f"{question[:-1].rstrip()} {lead[0].lower()}{lead[1:]}?"
 
 
@@ -159,7 +167,82 @@ class ClaimBuilder:
             return _wh_claim(tokens)
         if fronted_prep:
             return _wh_claim(tokens[1:], preposition=tokens[0].lower_)
+        if tokens[0].pos_ != "AUX":
+            late = _late_wh(tokens)
+            if late is not None:
+                k, fronted = late
+                if fronted:  # "In 1713 who did the Qing emperor grant a title to?": the scene goes last
+                    return self.run(f"{_join(tokens[k:])} {tokens[0].text[:1].lower()}{_join(tokens[:k])[1:]}?")
+                return _in_situ_claim(tokens, k)
         return _conjunctive(tokens) or Claim(text=_sentence(_declarative(tokens)), schema="polar")
+
+
+# What an asked-for phrase left in place becomes in the claim ("Beyoncé's documentary was called what?" →
+# "… was called something."); a wh-word with a noun phrase becomes "some" and the phrase.
+IN_SITU = {"who": "someone", "whom": "someone", "what": "something", "which": "something", "when": "at some time",
+           "where": "somewhere", "why": "for some reason", "how long": "for some time", "how old": "some age",
+           "how many": "some number", "how much": "some amount"}
+# Words after which a wh-word opens a relative clause, not a question ("the singer who won …").
+_RELATIVE_AFTER = frozenset({"NOUN", "PROPN", "PRON"})
+# What may open the scene before a wh-question that follows without a comma ("In 1713 who did …?").
+_SCENE_POS = frozenset({"ADP", "ADV", "SCONJ", "NUM"})
+
+
+def _wh_span(tokens, k: int) -> tuple[str, int]:
+    """The wh-phrase at ``k`` (its wh, as ``WH_TARGET`` names it) and the position after it."""
+    wh, end = tokens[k].lower_, k + 1
+    if wh == "how":
+        if end < len(tokens) and tokens[end].lower_ in IN_SITU_HOW:
+            wh, end = f"how {tokens[end].lower_}", end + 1
+        else:
+            return "", end
+    if wh in ("what", "which", "whose", "how many", "how much"):
+        head, phrase_end = _wh_noun_phrase(tokens, end)
+        if head is not None:
+            end = phrase_end
+    return wh, end
+
+
+IN_SITU_HOW = frozenset({"many", "much", "long", "old"})
+
+
+def _late_wh(tokens) -> tuple[int, bool] | None:
+    """Where a question that does not open with its wh-word asks it: (position, whether a question
+    follows it in question order after a scene — "In 1713 who did …?" — rather than leaving it in
+    place — "Beyoncé's documentary was called what?"). None for a wh-word that opens a relative or an
+    embedded clause ("the singer who won …", "I wonder what the fee is"), or where there is none."""
+    for k in range(1, len(tokens)):
+        t = tokens[k]
+        if t.lower_ not in WH_WORDS or t.tag_ not in ("WDT", "WP", "WP$", "WRB"):
+            continue
+        if tokens[k - 1].pos_ in _RELATIVE_AFTER and t.lower_ != "what":
+            continue  # a relative clause
+        wh, end = _wh_span(tokens, k)
+        if not wh:
+            return None
+        rest = [r for r in tokens[end:] if not r.is_punct]
+        if not rest or not any(r.dep_ in SUBJECT_DEPS for r in rest):
+            return k, False
+        if rest[0].pos_ in ("AUX", "VERB") and tokens[0].pos_ in _SCENE_POS:
+            return k, True
+        return None
+    return None
+
+
+def _in_situ_claim(tokens, k: int) -> Claim:
+    """The existential claim of a question that leaves its wh-phrase in place: the phrase becomes "some"
+    ("Daniel Craig stars as Blofeld in what 2015 film?" → "Daniel Craig stars as Blofeld in some 2015
+    film."); the answer's type is what the phrase would ask at the front."""
+    wh, end = _wh_span(tokens, k)
+    probe = _wh_claim(tokens[k:])
+    noun = _join(tokens[k + len(wh.split()):end])
+    if noun:
+        phrase = {"how many": f"some number of {noun}", "how much": f"some amount of {noun}",
+                  "whose": f"someone's {noun}"}.get(wh, f"some {noun}")
+    else:
+        phrase = IN_SITU[wh]
+    text = " ".join(part for part in (_join(tokens[:k]), phrase, _join(tokens[end:])) if part)
+    return Claim(text=_sentence(text), schema="existential", wh=probe.wh, answer_type=probe.answer_type)
 
 
 def _wh_claim(tokens, preposition: str = "") -> Claim:

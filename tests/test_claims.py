@@ -43,6 +43,24 @@ def build():
      "The confidential information is shared with third parties.", ""),
     ("Has your child been born?", "polar", "My child has been born.", ""),
     ("Is the property your home?", "polar", "The property is my home.", ""),
+    # a wh-phrase left in place (SQuAD train phrasing) asks what it would at the front: "some" stands in for it
+    ("Beyonce's documentary movie was called what?", "existential", "Beyonce's documentary movie was called something.", ""),
+    ("Daniel Craig stars as Ernst Stavro Blofeld in what 2015 film?", "existential",
+     "Daniel Craig stars as Ernst Stavro Blofeld in some 2015 film.", ""),
+    ("The title of King of Tibet belonged to whom?", "existential", "The title of King of Tibet belonged to someone.", "PERSON"),
+    ("Beyonce's range in singing is how many octaves?", "existential", "Beyonce's range in singing is some number of octaves.",
+     "NUMBER"),
+    ("The singer who won in 2010 was born where?", "existential", "The singer who won in 2010 was born somewhere.", "PLACE"),
+    # a scene before the wh-word, with or without a comma, goes after it; a short reply before a comma goes
+    ("In 1713 who did the Qing emperor grant a title to?", "existential",
+     "There exists a person who the Qing emperor granted a title to in 1713.", "PERSON"),
+    ("Apart from the burial itself, how much does the payment give for flowers?", "existential",
+     "There exists an amount such that the payment gives for flowers apart from the burial itself.", "MONEY"),
+    ("Yes, what is the fee?", "existential", "There exists information about the fee.", "MONEY"),
+    ("Sounds good, can I apply?", "polar", "I can apply.", ""),
+    # a wh-word in an embedded clause of a yes/no question asks nothing of its own
+    ("Under my NDA with Microsoft, can I tell my wife what I'm working on?", "polar",
+     "I can tell my wife what I'm working on under my NDA with Microsoft.", ""),
     ("Receiving Party shall destroy all Confidential Information upon termination.", "statement",
      "Receiving Party shall destroy all Confidential Information upon termination.", ""),
 ])
