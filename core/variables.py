@@ -117,6 +117,14 @@ class VariableStage:
                 if numeric is not None:
                     checked[i] = replace(cond, status=_flip(numeric.status, cond), support=numeric.fact,
                                          method=f"numeric: {numeric.explanation}")
+        # 2b. none of it at all: "I'm not working at all right now" works fewer than 16 hours a week
+        for i, cond in enumerate(conditions):
+            if checked[i] is None and facts:
+                zero = none_of_it(cond.text, facts)
+                if zero is not None:
+                    fact, word = zero
+                    checked[i] = replace(cond, status=_flip("established", cond), support=fact,
+                                         method=f"numeric: the fact denies “{word}”, none of it is under any limit")
         # 3. places, by the gazetteer: "I live in Cardiff" meets "you live in the UK"
         for i, cond in enumerate(conditions):
             if checked[i] is None and facts:
@@ -336,6 +344,36 @@ def denial(fact: str, condition: str) -> str:
         if denied & asserted and covered <= asserted:
             return min(denied & asserted)
     return ""
+
+
+# The user saying something of themselves: the sentence opens with "I" or "we" (after a discourse word).
+SAID_OF_SELF = re.compile(r"^\W*(?:(?:so|and|but|well|also|currently|right now)\W+)*(?:i|we)\b", re.I)
+
+
+# What a user can have none of: money, hours of work, a count ("fewer than 3 children"); not an age, nor a
+# time since an event ("a Veteran within one year of discharge" is not met by "I am not a veteran").
+CAN_BE_NONE = frozenset({"money", "hours", "count"})
+CAPPED_REACH = 5  # words before a bound's number that say what it caps, its "less than" included
+
+
+def none_of_it(condition: str, facts: Sequence[str]) -> tuple[str, str] | None:
+    """(fact, word) when the condition only caps a quantity ("work less than 16 hours a week", "savings
+    of less than £16,000") and a fact in which the user denies, without a number, the very thing
+    capped ("I'm not working at all", "I have no savings"): none of it is under any cap. The NLI model
+    reads "not working" against "work less than 16 hours" as a contradiction."""
+    bounds = [q for q in quantities.extract(condition) if q.relation != "=="]
+    if not bounds or any(q.relation not in ("<", "<=") or q.kind not in CAN_BE_NONE for q in bounds) or \
+            NEGATION.search(condition):
+        return None
+    # what is capped: the words just before the bound ("work | less than 16 hours", "savings of | less than")
+    asserted = set().union(*(_stems(" ".join(condition[:q.span[0]].split()[-CAPPED_REACH:])) for q in bounds))
+    for fact in facts:
+        if not SAID_OF_SELF.match(fact) or UNSURE.search(fact) or quantities.extract(fact):
+            continue
+        for denied, _ in _negations(fact):
+            if denied & asserted:
+                return fact, min(denied & asserted)
+    return None
 
 
 # A clause that only explains or compares ("… Spain because the winter is warmer than in the UK").

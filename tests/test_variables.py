@@ -398,6 +398,31 @@ def test_negation_is_not_read_into_upper_bounds():
     assert variables.denial("I'm not sure whether my landlord is a relative.", "your landlord is a close relative") == ""
 
 
+def test_none_of_what_a_condition_caps_is_under_the_cap():
+    """'I'm not working at all' works fewer than 16 hours (NLI read it as a contradiction); a denial says
+    nothing of an age or of the time since an event, nor of someone else, nor with a number of its own."""
+    assert variables.none_of_it("work less than 16 hours a week on average",
+                                ["I'm 35.", "I'm not studying, not working at all right now."]) == \
+        ("I'm not studying, not working at all right now.", "work")
+    assert variables.none_of_it("have savings of less than £16,000", ["I have no savings."])
+    assert variables.none_of_it("earn £151 or less a week after tax and expenses", ["I don't earn anything."])
+    assert variables.none_of_it("earn £151 or less a week", ["My partner doesn't earn anything."]) is None
+    assert variables.none_of_it("work at least 16 hours a week", ["I'm not working."]) is None
+    assert variables.none_of_it("A Veteran within one year of discharge from active duty",
+                                ["I am not a veteran or on active duty."]) is None
+    assert variables.none_of_it("care for a child under 8", ["I am not the principal carer."]) is None
+    assert variables.none_of_it("work less than 16 hours a week", ["I don't work more than 20 hours."]) is None
+
+
+def test_a_user_not_working_meets_an_hours_cap_in_the_stage(monkeypatch):
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    text = "You can get it if you meet all of the following:\n\n* are aged 18 or over\n* work less than 16 hours a week\n"
+    state = VariableStage().run(Query("Can I get it?", scenario="I'm 40. I'm not working at the moment."), (passage(text),))
+    hours = by_text(state, "16 hours")
+    assert hours.status == "established" and hours.method.startswith("numeric"), hours
+    assert state.outcome == "satisfied"
+
+
 def test_living_and_house_match_lives_and_home(nli_model):
     assert variables._related("I have been living here for years", "have lived in Calvera for at least 3 years")
     assert variables.restates("I own my house.", "own your home or rent it from a private landlord")
