@@ -73,12 +73,25 @@ def question_features(doc, has_context: bool) -> QuestionFeatures:
                              else 0.2 if named else 0.5),
         "no_named_entity": 0.0 if specific else (0.3 if specific_nouns else 1.0),
         # A predicative comparative ("Which one is bigger?"), not an attributive one ("older people").
-        "incomplete_comparison": 1.0 if (any((t.tag_ in ("JJR", "RBR") and t.dep_ != "amod")
-                                             or t.lower_ in COMPARE_WORDS for t in words)
+        "incomplete_comparison": 1.0 if (any(_compares(t) for t in words)
                                          and len(entities) + len(proper) < 2
                                          and not any(t.lower_ in ("than", "or") for t in words)) else 0.0,
     }
     return QuestionFeatures(terms=tuple(dict.fromkeys(terms)), ambiguity=heur)
+
+
+AMOUNT_WORDS = frozenset({"more", "less", "fewer"})
+
+
+def _compares(token) -> bool:
+    """A comparison that needs its other side: a predicative comparative ("Which one is bigger?"), not an
+    attributive one ("older people"), nor an amount ("three more films", "more money"), nor "compared"
+    with what it is compared with or to ("was compared favorably with what movie?")."""
+    if token.dep_ == "amod" and (token.tag_ in ("JJR", "RBR") or token.lower_ in AMOUNT_WORDS):
+        return False
+    if token.lemma_.lower() == "compare" and any(c.lower_ in ("with", "to") for c in token.children):
+        return False
+    return token.tag_ in ("JJR", "RBR") or token.lower_ in COMPARE_WORDS
 
 
 TIME_NOUNS = frozenset("""time day week month year morning afternoon evening night weekend today tomorrow

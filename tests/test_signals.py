@@ -56,3 +56,17 @@ def test_a_noun_with_a_specific_verb_is_a_specific_question():
 ])
 def test_how_many_asks_for_a_count_it_is_not_a_vague_quantity(question, vague):
     assert heuristics(question)["vague_quantifier"] == vague
+
+
+@pytest.mark.parametrize("question, compares", [
+    ("Which one is bigger?", 1.0),
+    ("Is it cheaper?", 1.0),
+    ("How do they compare?", 1.0),
+    # an amount is not a comparison, nor one that says what it is compared with (SQuAD train phrasing)
+    ("Who has signed on for three more films in the series?", 0.0),
+    ("Can I get more money?", 0.0),
+    ("The film was compared favorably with what movie?", 0.0),
+    ("Which is older, the bridge or the lighthouse?", 0.0),
+])
+def test_an_incomplete_comparison_lacks_its_other_side(question, compares):
+    assert heuristics(question)["incomplete_comparison"] == compares
