@@ -269,9 +269,12 @@ class AskAgent:
 
     def _which_one(self, trace: Trace, asked: list[str]) -> Response:
         """No open condition (the gate asked because of ambiguity or conflict): ask which of the
-        things the question could mean it is about (``calibrated.referents``, the knowledge base's
-        other documents of the kind it names included), else which of the top two documents."""
-        titles = list(calibrated.referents(trace.query.question, trace.passages, trace.rivals))[:MAX_CHOICES]
+        things the question could mean it is about (``calibrated.described``: the documents that each say
+        all it says of the thing; else ``calibrated.referents``, the knowledge base's other documents of
+        the kind it names included), else which of the top two documents."""
+        titles = list(calibrated.described(trace.query.question, trace.passages))[:MAX_CHOICES]
+        if len(titles) < 2:
+            titles = list(calibrated.referents(trace.query.question, trace.passages, trace.rivals))[:MAX_CHOICES]
         if len(titles) < 2:
             titles = list(dict.fromkeys(p.passage.title for p in trace.passages))[:2]
         anchor = trace.variables.known[0] if trace.variables.known else "your question"

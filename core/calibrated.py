@@ -39,7 +39,7 @@ from typing import Any, Mapping, Sequence
 
 from core.text import LIST_MARKER, STOPWORDS, straight_quotes, tokenize
 from core.types import Trace
-from core.variables import FIRST_PERSON, NO, YES, conditions_apply
+from core.variables import FIRST_PERSON, GENERIC_ASK, NO, YES, conditions_apply, content_words
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
@@ -100,6 +100,30 @@ def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str,
     named = [k for k, words in titles.items()
              if question_terms & (words - set().union(*(w for o, w in titles.items() if o != k)))]
     return tuple(shown[k] for k in (named[:1] if named else titles))
+
+
+def described(question: str, passages) -> tuple[str, ...]:
+    """The documents among ``passages`` that each say, in one passage, everything a question naming
+    nothing says of the thing it refers to by a common noun ("When was the ship launched?": Corran
+    Shipyards' article, which says it launched a liner, and the liner's, which says when she was
+    launched), by their titles (documents sharing a title are one thing), unless the question names one
+    of them by a title word the others lack. Two or more mean the question cannot be answered until it says which; unlike
+    ``referents`` it needs no close retrieval scores, so it holds where nothing retrieved scores well."""
+    question = straight_quotes(question)
+    if _names(question) or not DEFINITE.search(question):
+        return ()
+    said = content_words(question) - GENERIC_ASK
+    if not said:
+        return ()
+    titles: dict[str, str] = {}
+    for p in passages:
+        if said <= content_words(p.passage.text):  # one passage says it all, not scattered mentions
+            titles.setdefault(" ".join(tokenize(p.passage.title)) or p.passage.doc_id, p.passage.title or p.passage.doc_id)
+    holding = list(titles)
+    question_terms = set(tokenize(question))
+    words = {k: set(k.split()) for k in holding}
+    named = [k for k in holding if question_terms & (words[k] - set().union(*(w for o, w in words.items() if o != k)))]
+    return tuple(titles[k] for k in (named[:1] if named else holding))
 
 
 def _overlap(terms: set[str], text: str) -> float:
@@ -367,5 +391,5 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     calibrators = load() if calibrators is None else calibrators
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
-                      **probs)
+                      n_described=len(described(trace.query.question, trace.passages)), **probs)
     return replace(trace, signals=signals)

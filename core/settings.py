@@ -222,7 +222,8 @@ SETTINGS: tuple[Setting, ...] = (
             "ABSTAIN (topic absent) when the calibrated P(the KB covers the question's topic) is below this.",
             0.0, 1.0, 0.01, label="P(topic covered) <"),
     Setting("referents_min", 2, "gate",
-            "ASK which is meant when at least this many documents match equally and the question names none.",
+            "ASK which is meant when at least this many documents match equally and the question names none, or "
+            "each say everything it says of the thing it refers to by a common noun.",
             2, 5, 1, label="Referents ≥"),
     Setting("open_max", 0.31, "gate",
             "ASK when the calibrated P(a condition the answer depends on is still open) exceeds this.",
@@ -235,6 +236,9 @@ SETTINGS: tuple[Setting, ...] = (
             "asker's circumstances) is at least this; any other question's fact is left to P(fact stated) and "
             "to the answer-type rule. 0 judges every question.",
             0.0, 1.0, 0.01, label="P(turns on the asker) ≥"),
+    _rule("described_referents", "Rule: several described referents → ASK",
+          "The question names nothing and refers to a thing by a common noun that several documents each say "
+          "everything the question says of (\"When was the ship launched?\"): ask which is meant."),
     _rule("topic_absent", "Rule: topic absent → ABSTAIN", "Calibrated P(topic covered) below its threshold."),
     _rule("several_referents", "Rule: several referents → ASK",
           "Several documents match equally and the question names none of them."),

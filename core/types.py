@@ -175,6 +175,9 @@ class Signals:
     p_met: float = 0.5  # P(every condition is met: the answer is yes)
     p_depends: float = 0.0  # P(the answer turns on the asker's circumstances: a rule, not a stated fact)
     n_referents: int = 1  # documents the question could mean and does not tell apart
+    # documents that each say everything the question says of a thing it names only by a common noun
+    # ("When was the ship launched?": a shipyard's and a liner's article; ``core.calibrated.described``)
+    n_described: int = 0
     follow_ups_answered: int = 0  # follow-up questions the user has answered yes or no: a dialogue is under way
 
 

@@ -215,7 +215,7 @@ class VariableStage:
         denied = " ".join(q for q, a in query.history if NO.match(a) and not UNSURE.search(a))
         vectors = models.embed([c.text for c in conditions] + questions)
         sims = vectors[: len(conditions)] @ vectors[len(conditions):].T
-        condition_stems = [_stems(c.text) for c in conditions]
+        condition_stems = [content_words(c.text) for c in conditions]
         closest: dict[int, tuple[int, str]] = {}  # condition -> (question, status)
         for j, (question, answer) in enumerate(query.history):
             polarity = ("" if UNSURE.search(answer) else "established" if YES.match(answer)
@@ -244,7 +244,7 @@ class VariableStage:
     def _by_words(self, question: str, condition_stems: list[set[str]], sims: np.ndarray) -> tuple[int, bool]:
         """The condition holding the largest share of the follow-up's content words, and whether that
         share and its cosine are enough for the follow-up to speak to it."""
-        asked = _stems(question) - GENERIC_ASK
+        asked = content_words(question) - GENERIC_ASK
         if not asked:
             return 0, False
         shares = [len(asked & stems) / len(asked) for stems in condition_stems]
@@ -266,19 +266,21 @@ def unasked_alternative(question: str, condition: str) -> bool:
     answered "No", joined): a "No" to one alternative ("Do you live in England?") does not deny "you live
     in England, Scotland or Wales", nor "Are you the driver of an off-road motorcycle?" "you are under 15
     and the passenger of a motorcycle or attached side car, or are the driver of an off-road motorcycle"."""
-    parts = [_stems(part) for part in re.split(r"\bor\b", BOUND_OR.sub(" ", condition), flags=re.I)]
-    asked = _stems(question)
+    parts = [content_words(part) for part in re.split(r"\bor\b", BOUND_OR.sub(" ", condition), flags=re.I)]
+    asked = content_words(question)
     return len(parts) > 1 and any(part and not part & asked for part in parts)
 
 
-def _stems(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """The text's content words as stems, inflections and synonyms folded (live/living, home/house)."""
     return quantities.content_stems(text) - STOP
+
 
 
 def _related(fact: str, condition: str) -> bool:
     """The fact and the condition share a content word, inflections and synonyms included
     (live/living/lived, home/house)."""
-    return bool(_stems(fact) & _stems(condition))
+    return bool(content_words(fact) & content_words(condition))
 
 
 NEGATION = re.compile(r"\b(?:not|never|no|neither|nor)\b|n't\b", re.I)
@@ -300,10 +302,10 @@ def _negations(text: str) -> list[tuple[set[str], set[str]]]:
         stop = CLAUSE_BREAK.search(rest)
         covered = rest[:stop.start()] if stop else rest
         for word in covered.split()[:NEGATION_REACH]:
-            stems = _stems(word)
+            stems = content_words(word)
             if stems:
                 first = NEGATED_ALTERNATIVE.split(POSSESSIVE_OF.sub(" ", covered))[0]
-                out.append((stems, _stems(first)))
+                out.append((stems, content_words(first)))
                 break
     return out
 
@@ -323,7 +325,7 @@ def asks_the_positive(question: str, condition: str) -> bool:
     "Have you failed to report …?" asks the negation itself."""
     if FAILED_TO.search(question):
         return False
-    return bool(_negated_stems(condition) & (_stems(question) - _negated_stems(question)))
+    return bool(_negated_stems(condition) & (content_words(question) - _negated_stems(question)))
 
 
 def denial(fact: str, condition: str) -> str:
@@ -336,7 +338,7 @@ def denial(fact: str, condition: str) -> str:
     if UNSURE.search(fact) or NEGATION.search(condition) or \
             any(q.relation in ("<", "<=") for q in quantities.extract(condition)):
         return ""  # "I have no savings" meets "savings of less than £16,000"
-    asserted = _stems(condition)
+    asserted = content_words(condition)
     for denied, covered in _negations(fact):
         # What the negation covers must say nothing the condition does not: "The loan will not be used
         # for operating expenses, but for machinery" denies no "It will be used for machinery", nor "I'm
@@ -366,7 +368,7 @@ def none_of_it(condition: str, facts: Sequence[str]) -> tuple[str, str] | None:
             NEGATION.search(condition):
         return None
     # what is capped: the words just before the bound ("work | less than 16 hours", "savings of | less than")
-    asserted = set().union(*(_stems(" ".join(condition[:q.span[0]].split()[-CAPPED_REACH:])) for q in bounds))
+    asserted = set().union(*(content_words(" ".join(condition[:q.span[0]].split()[-CAPPED_REACH:])) for q in bounds))
     for fact in facts:
         if not SAID_OF_SELF.match(fact) or UNSURE.search(fact) or quantities.extract(fact):
             continue
@@ -402,13 +404,13 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
     if not areas or len({m.outside for m in areas}) > 1 or \
             not all(PLACE_LIST.match(main[a.end:b.start] + " ") for a, b in zip(areas, areas[1:])):
         return None
-    wanted = _stems(_without_places(main, areas)) - AREA_WORDS
+    wanted = content_words(_without_places(main, areas)) - AREA_WORDS
     verdicts: list[tuple[bool, str, places.Mention]] = []
     for fact in facts:
         if NEGATION.search(fact) or UNSURE.search(fact) or FORMERLY.search(fact):
             continue
         for place in (m for m in places.mentions(fact) if m.readings):
-            said = _stems(_words_beside(fact, place))
+            said = content_words(_words_beside(fact, place))
             if ((wanted & said) if wanted else (said <= PRESENCE)) and \
                     (lies := places.lies_in(place, areas)) is not None:
                 verdicts.append((lies, fact, place))
@@ -461,9 +463,9 @@ def restates(fact: str, condition: str) -> bool:
     # Beside a bounded alternative, one of a single content word is an item of a noun list ("your spouse or
     # civil partner died within 90 days of …"), not another way to meet the condition.
     bounded_beside = bool(quantities.extract(condition))
-    alternatives = [a for a in alternatives if not quantities.extract(a) and not (bounded_beside and len(_stems(a)) < 2)]
+    alternatives = [a for a in alternatives if not quantities.extract(a) and not (bounded_beside and len(content_words(a)) < 2)]
     unnegated = [fact] if not NEGATION.search(fact) else [c for c in _clauses(fact) if not NEGATION.search(c)]
-    return any(_stems(a) and _stems(a) <= _stems(said) for said in unnegated for a in alternatives)
+    return any(content_words(a) and content_words(a) <= content_words(said) for said in unnegated for a in alternatives)
 
 
 def _clauses(text: str) -> list[str]:
@@ -489,13 +491,13 @@ def conditions_apply(question: str, passages: tuple[Passage, ...], topic_share: 
     (most of its words are in it): the dialogue is already about this rule, though the question
     names the scheme ("Can I get Winter Fuel Payment?") and the passage only says "the payment".
     """
-    asked = _stems(question) - GENERIC_ASK
+    asked = content_words(question) - GENERIC_ASK
     if not asked or not passages:
         return True
-    if asked & _stems(passages[0].title):
+    if asked & content_words(passages[0].title):
         return True
-    text = set().union(*(_stems(p.text) for p in passages))
-    if any((words := _stems(q)) and len(words & text) > topic_share * len(words) for q in follow_ups):
+    text = set().union(*(content_words(p.text) for p in passages))
+    if any((words := content_words(q)) and len(words & text) > topic_share * len(words) for q in follow_ups):
         return True
     return len(asked & text) / len(asked) > topic_share
 

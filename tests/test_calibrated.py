@@ -273,3 +273,44 @@ def test_a_feature_that_barely_varies_in_training_is_not_weighed():
     rare[:int(MIN_VARYING_SHARE * 1000) - 1] = 1.0
     X = np.column_stack([rng.random(1000), rare, np.ones(1000), np.r_[np.ones(20), np.zeros(980)]])
     assert weighable(X).tolist() == [True, False, False, True]
+
+
+def _passage_of(doc_id: str, title: str, text: str, rank: int, fused: float = 0.3) -> RetrievedPassage:
+    return RetrievedPassage(Passage(id=f"{doc_id}#0", doc_id=doc_id, title=title, text=text, start=0, end=len(text)),
+                            rank, 0.3, 1.0, 0.3, fused)
+
+
+SHIPS = (_passage_of("enc/corran_shipyards", "Corran Shipyards",
+                     "The yard built fishing boats, coastal ferries and cargo ships, and in 1931 it launched the "
+                     "passenger liner SS Meridian Star.", 1),
+         _passage_of("enc/meridian_star", "SS Meridian Star",
+                     "The SS Meridian Star was a passenger liner built by Corran Shipyards. She was launched on 3 "
+                     "March 1931. The ship was 164 metres long.", 2, 0.1),
+         _passage_of("enc/harlow", "Harlow", "Harlow is a market town on the River Ost.", 3, 0.05))
+
+
+def test_documents_that_each_say_all_a_question_says_of_a_thing_it_names_by_a_common_noun_are_described():
+    """"When was the ship launched?" names nothing: the shipyard's article (it launched a liner) and the
+    liner's (she was launched) each say it, far apart in retrieval score as they are."""
+    assert calibrated.described("When was the ship launched?", SHIPS) == ("Corran Shipyards", "SS Meridian Star")
+    assert calibrated.referents("When was the ship launched?", SHIPS) == ("Corran Shipyards",)
+    # a name, a title word only one of them has, or words no passage says all of leave one or none
+    assert calibrated.described("When was the SS Meridian Star launched?", SHIPS) == ()
+    assert calibrated.described("When was the liner launched by the yard?", SHIPS) == ("Corran Shipyards",)
+    assert calibrated.described("When was the ship sunk?", SHIPS) == ()
+    assert calibrated.described("When was a ship launched?", SHIPS) == ()  # no definite description
+
+
+def test_the_words_must_be_said_in_one_passage_not_scattered_over_a_document():
+    """SQuAD train: "What was the earthquake named?" — two articles mention an earthquake in one
+    paragraph and a name in another: neither says what the question says of the earthquake."""
+    scattered = (_passage_of("squad/nyc-1", "New York City", "An earthquake shook the city in 1884.", 1),
+                 _passage_of("squad/nyc-2", "New York City", "The city was named after the Duke of York.", 2),
+                 _passage_of("squad/b-1", "Beyonce", "She gave a concert for the earthquake relief effort.", 3),
+                 _passage_of("squad/b-2", "Beyonce", "Her daughter was named Blue Ivy.", 4))
+    assert calibrated.described("What was the earthquake named?", scattered) == ()
+
+
+def test_the_signal_counts_the_described_documents():
+    trace = replace(factories.trace(), query=Query("When was the ship launched?"), passages=SHIPS)
+    assert calibrated.with_probabilities(trace).signals.n_described == 2

@@ -189,6 +189,9 @@ CALIBRATED = {"rule_topic_absent": True, "rule_several_referents": True, "rule_c
     ({"p_open": 0.8}, "ASK", "condition_open"),
     ({"p_fact": 0.3}, "ABSTAIN", "fact_absent"),
     ({"p_topic": 0.2, "n_referents": 3}, "ABSTAIN", "topic_absent"),  # no topic, no referents to choose
+    # documents that each say what the question says of the thing it refers to: asked before the topic
+    # rules refuse a question that matches nothing well ("When was the ship launched?")
+    ({"p_topic": 0.2, "n_described": 2}, "ASK", "described_referents"),
 ])
 def test_each_calibrated_probability_decides_through_its_own_rule(change, action, rule):
     decision = decide_signals(signals(**change), {**settings.defaults(), **CALIBRATED})

@@ -222,6 +222,25 @@ def test_documents_of_the_kind_a_question_names_count_as_referents_beyond_the_to
     assert from_dict(Trace, json.loads(json.dumps(to_dict(trace)))).rivals == trace.rivals
 
 
+def test_a_thing_two_documents_each_say_all_of_is_asked_about_before_the_topic_rules_refuse(tmp_path, nli_model):
+    """"When was the ship launched?" names nothing and matches no document well; a shipyard's article and a
+    liner's each say what the question says of "the ship": the gate asks which is meant, listing both,
+    where the topic and score-gap rules had refused (sample KB blind set, session 21)."""
+    from tests.conftest import build_small_kb
+    from core.agents import AskAgent
+    docs = {"yard.md": "# Corran Shipyards\n\nCorran Shipyards was a shipbuilding company in Tessby. The yard built "
+                       "fishing boats and cargo ships, and in 1931 it launched the passenger liner Meridian Star.",
+            "liner.md": "# SS Meridian Star\n\nThe SS Meridian Star was a passenger liner. She was launched on 3 March "
+                        "1931. The ship was 164 metres long.",
+            "town.md": "# Harlow\n\nHarlow is a market town in central Calvera on the River Ost."}
+    trace = Pipeline(build_small_kb(tmp_path / "ships", docs)).analyze("When was the ship launched?")
+    assert trace.signals.n_described == 2
+    decision = decide(trace)
+    assert (decision.action, decision.rule) == ("ASK", "described_referents")
+    asked = AskAgent().run(trace, decision).text
+    assert "Corran Shipyards" in asked and "SS Meridian Star" in asked and "Harlow" not in asked
+
+
 def test_rivals_are_other_documents_of_the_named_kind_each_title_once():
     """Paragraphs of one article share its title and are one thing; the documents retrieved are not rivals."""
     from types import SimpleNamespace

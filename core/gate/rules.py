@@ -10,7 +10,9 @@ ABSTAIN). The first enabled rule whose comparisons all hold decides; if none
 does, ANSWER. Every rule is evaluated and returned, so the UI can show each
 comparison with its numbers. No model is called here.
 
-Two deliberate choices of order: ambiguity is checked before the retrieval rules — a
+Three deliberate choices of order: a question that refers by a common noun to a thing several documents
+each say everything about is asked which it means first, before the topic rules refuse it for matching
+nothing well; ambiguity is checked before the retrieval rules — a
 question with a dangling pronoun ("Is he still alive?") retrieves nothing because it
 names nothing; asking what it refers to is the useful action, not abstaining — while
 several referents are checked last: asking which of two documents is meant presupposes
@@ -43,6 +45,12 @@ _cmp = compare  # the rule table below reads best with a short name
 Rule = tuple[str, str, Callable[[Signals, Mapping[str, Any]], list[Comparison]], str]
 
 RULES: tuple[Rule, ...] = (
+    ("described_referents", "ASK",
+     lambda s, t: [_cmp("described", s.n_described, ">=", t["referents_min"])],
+     "The question names nothing and refers to a thing by a common noun (\"When was the ship launched?\"); "
+     "several documents each say everything it says of that thing: ask which is meant. (First: such a "
+     "question matches nothing well, so the topic rules would refuse it although the knowledge base holds "
+     "the answer for each reading.)"),
     ("topic_absent", "ABSTAIN",
      lambda s, t: [_cmp("p_topic", s.p_topic, "<", t["topic_min"]),
                    _cmp("dangling_pronoun", s.ambiguity_heuristics.get("dangling_pronoun", 0.0), "<", 1)],
