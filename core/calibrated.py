@@ -97,9 +97,15 @@ def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str,
         if key not in titles:
             titles[key] = set(tokens)
             shown[key] = title
+    return tuple(shown[k] for k in _told_apart(question_terms, titles))
+
+
+def _told_apart(question_terms: set[str], titles: Mapping[str, set[str]]) -> list[str]:
+    """The candidates (key → title words) the question still leaves open: the first it names by a title
+    word no other candidate has ("the Harlow Bridge" picks the bridge over the town), else all of them."""
     named = [k for k, words in titles.items()
              if question_terms & (words - set().union(*(w for o, w in titles.items() if o != k)))]
-    return tuple(shown[k] for k in (named[:1] if named else titles))
+    return named[:1] if named else list(titles)
 
 
 def described(question: str, passages) -> tuple[str, ...]:
@@ -107,23 +113,21 @@ def described(question: str, passages) -> tuple[str, ...]:
     nothing says of the thing it refers to by a common noun ("When was the ship launched?": Corran
     Shipyards' article, which says it launched a liner, and the liner's, which says when she was
     launched), by their titles (documents sharing a title are one thing), unless the question names one
-    of them by a title word the others lack. Two or more mean the question cannot be answered until it says which; unlike
-    ``referents`` it needs no close retrieval scores, so it holds where nothing retrieved scores well."""
+    of them by a title word the others lack. Two or more mean the question cannot be answered until it
+    says which; unlike ``referents`` it needs no close retrieval scores, so it holds where nothing
+    retrieved scores well."""
     question = straight_quotes(question)
     if _names(question) or not DEFINITE.search(question):
         return ()
     said = content_words(question) - GENERIC_ASK
     if not said:
         return ()
-    titles: dict[str, str] = {}
+    titles: dict[str, str] = {}  # referent key → its title as written
     for p in passages:
         if said <= content_words(p.passage.text):  # one passage says it all, not scattered mentions
-            titles.setdefault(" ".join(tokenize(p.passage.title)) or p.passage.doc_id, p.passage.title or p.passage.doc_id)
-    holding = list(titles)
-    question_terms = set(tokenize(question))
-    words = {k: set(k.split()) for k in holding}
-    named = [k for k in holding if question_terms & (words[k] - set().union(*(w for o, w in words.items() if o != k)))]
-    return tuple(titles[k] for k in (named[:1] if named else holding))
+            key = " ".join(tokenize(p.passage.title)) or p.passage.doc_id
+            titles.setdefault(key, p.passage.title or p.passage.doc_id)
+    return tuple(titles[k] for k in _told_apart(set(tokenize(question)), {k: set(k.split()) for k in titles}))
 
 
 def _overlap(terms: set[str], text: str) -> float:
