@@ -11,17 +11,39 @@ score were ``scenario_weight`` times that document's shortfall against the best 
 (``RetrievedPassage.scenario_penalty``; the scores themselves stay the question's, and the cosine
 with the question and scenario together is kept as ``dense_with_scenario`` for the topic signal).
 The question alone still ranks the passages inside a document, so the conditions read from them are
-the question's. "Do I still have to pay National Insurance?" from someone whose employer is sending
+the question's. An abbreviation in the question ("NDA") is searched together with what a document title
+of the knowledge base spells it out as ("non disclosure agreement": ``acronym_expansions``). "Do I still have to pay National Insurance?" from someone whose employer is sending
 them to Berlin is about the guide to National Insurance abroad, which the question alone ranks below
 the general one.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
 from core import models
 from core.kb import KnowledgeBase
 from core.types import RetrievedPassage
+
+
+# An abbreviation written in capitals ("NDA", "SSP"); "I" and one-letter words are not.
+ACRONYM = re.compile(r"\b([A-Z]{2,6})s?\b")
+
+
+def acronym_expansions(question: str, titles) -> tuple[str, ...]:
+    """What the question's abbreviations stand for, where a document title of the knowledge base spells
+    one out, word by word ("NDA" in "Mutual Non-Disclosure Agreement", "SSP" in "Statutory Sick Pay"):
+    a contract that calls itself "this Agreement" shares no word with "How long does the NDA run for?"."""
+    found: dict[str, None] = {}
+    for letters in dict.fromkeys(m.group(1).lower() for m in ACRONYM.finditer(question)):
+        for title in titles:
+            words = re.findall(r"[A-Za-z]+", title or "")
+            for i in range(len(words) - len(letters) + 1):
+                span = words[i:i + len(letters)]
+                if all(w[0].lower() == c and len(w) > 1 for w, c in zip(span, letters)):
+                    found.setdefault(" ".join(w.lower() for w in span))
+    return tuple(found)
 
 
 class Retriever:
@@ -43,6 +65,10 @@ class Retriever:
         ``context`` (the asker's scenario) weighs documents as the module docstring says."""
         if not isinstance(query_text, str) or not query_text.strip():
             raise ValueError("the query is empty: type a question to retrieve passages for")
+        expansions = acronym_expansions(query_text, {d.title for d in kb.documents.values()}) \
+            if ACRONYM.search(query_text) else ()
+        if expansions:
+            query_text = f"{query_text} ({'; '.join(expansions)})"
         with_context = bool(context.strip()) and self.scenario_weight > 0
         vector = self._unit(kb, models.embed([query_text])[0] if query_vector is None else query_vector)
         rows, bm25_all = self._candidates(kb, query_text, vector)

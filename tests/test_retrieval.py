@@ -10,7 +10,7 @@ import pytest
 
 from core import models
 from core.kb import KnowledgeBase
-from core.retrieval import Retriever
+from core.retrieval import Retriever, acronym_expansions
 
 DOCS = {
     "benefits/carers_allowance.md": """# Carer's Allowance
@@ -283,3 +283,27 @@ def test_the_scenario_picks_the_document_and_the_question_ranks_its_passages(gui
     assert employee[0].passage.doc_id == "national_insurance"
     with pytest.raises(ValueError, match="scenario_weight"):
         Retriever(top_k=5, fusion_alpha=0.6, scenario_weight=-1.0)
+
+
+# --- abbreviations ---------------------------------------------------------------------------------
+
+def test_an_abbreviation_is_spelled_out_by_a_title_that_spells_it_word_by_word():
+    titles = ["Mutual Non-Disclosure Agreement", "Statutory Sick Pay", "Harlow Bridge"]
+    assert acronym_expansions("How long does the Brightline mutual NDA run for?", titles) == ("non disclosure agreement",)
+    assert acronym_expansions("Can I get SSP from two employers?", titles) == ("statutory sick pay",)
+    assert acronym_expansions("Who is the CEO of Apple?", titles) == ()
+    assert acronym_expansions("Can I get it if I am 66?", titles) == ()  # "I" abbreviates nothing
+
+
+def test_a_contract_that_calls_itself_the_agreement_is_found_for_an_nda_question(tmp_path):
+    """The term clause says "This Agreement … continues for 2 years" and shares no word with "NDA"; the
+    question is searched with the title's spelling out of it too."""
+    folder = tmp_path / "kb"
+    (folder / "contracts").mkdir(parents=True)
+    (folder / "contracts" / "nda.md").write_text(
+        "# Mutual Non-Disclosure Agreement\n\n## 7. Term\n\nThis Agreement starts on the Effective Date and "
+        "continues for 2 years.\n\n## 8. Notices\n\nNotices must be sent by email to the addresses above.\n")
+    (folder / "railway.md").write_text("# Northline Railway\n\nThe railway runs for 118 kilometres and opened in 1874.\n")
+    kb = KnowledgeBase.build(folder, {"chunk_chars": 200, "chunk_overlap": 0})
+    results = Retriever(top_k=2, fusion_alpha=0.6).run(kb, "How long does the NDA run for?")
+    assert results[0].passage.doc_id == "contracts/nda" and "2 years" in results[0].passage.text
