@@ -272,7 +272,7 @@ class AskAgent:
         things the question could mean it is about (``calibrated.described``: the documents that each say
         all it says of the thing; else ``calibrated.referents``, the knowledge base's other documents of
         the kind it names included), else which of the top two documents."""
-        titles = list(calibrated.described(trace.query.question, trace.passages))[:MAX_CHOICES]
+        titles = list(calibrated.described(trace.query.question, trace.passages, trace.query.scenario))[:MAX_CHOICES]
         if len(titles) < 2:
             titles = list(calibrated.referents(trace.query.question, trace.passages, trace.rivals))[:MAX_CHOICES]
         if len(titles) < 2:

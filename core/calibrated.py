@@ -108,14 +108,16 @@ def _told_apart(question_terms: set[str], titles: Mapping[str, set[str]]) -> lis
     return named[:1] if named else list(titles)
 
 
-def described(question: str, passages) -> tuple[str, ...]:
+def described(question: str, passages, scenario: str = "") -> tuple[str, ...]:
     """The documents among ``passages`` that each say, in one passage, everything a question naming
     nothing says of the thing it refers to by a common noun ("When was the ship launched?": Corran
     Shipyards' article, which says it launched a liner, and the liner's, which says when she was
     launched), by their titles (documents sharing a title are one thing), unless the question names one
-    of them by a title word the others lack. Two or more mean the question cannot be answered until it
-    says which; unlike ``referents`` it needs no close retrieval scores, so it holds where nothing
-    retrieved scores well."""
+    of them by a title word the others lack. What the user said besides (``scenario``) counts as the
+    question does: a title word it names singles a document out, and a document it ranked down
+    (``RetrievedPassage.scenario_penalty``) is not meant. Two or more mean the question cannot be
+    answered until it says which; unlike ``referents`` it needs no close retrieval scores, so it holds
+    where nothing retrieved scores well."""
     question = straight_quotes(question)
     if _names(question) or not DEFINITE.search(question):
         return ()
@@ -124,10 +126,12 @@ def described(question: str, passages) -> tuple[str, ...]:
         return ()
     titles: dict[str, str] = {}  # referent key → its title as written
     for p in passages:
-        if said <= content_words(p.passage.text):  # one passage says it all, not scattered mentions
+        # one passage says it all, not scattered mentions
+        if said <= content_words(p.passage.text) and p.scenario_penalty <= TOP_CLOSE:
             key = " ".join(tokenize(p.passage.title)) or p.passage.doc_id
             titles.setdefault(key, p.passage.title or p.passage.doc_id)
-    return tuple(titles[k] for k in _told_apart(set(tokenize(question)), {k: set(k.split()) for k in titles}))
+    told = set(tokenize(f"{question} {scenario}"))
+    return tuple(titles[k] for k in _told_apart(told, {k: set(k.split()) for k in titles}))
 
 
 def _overlap(terms: set[str], text: str) -> float:
@@ -395,5 +399,5 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     calibrators = load() if calibrators is None else calibrators
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
-                      n_described=len(described(trace.query.question, trace.passages)), **probs)
+                      n_described=len(described(trace.query.question, trace.passages, trace.query.scenario)), **probs)
     return replace(trace, signals=signals)

@@ -301,6 +301,16 @@ def test_documents_that_each_say_all_a_question_says_of_a_thing_it_names_by_a_co
     assert calibrated.described("When was a ship launched?", SHIPS) == ()  # no definite description
 
 
+def test_what_the_user_said_besides_the_question_can_tell_the_described_documents_apart():
+    """ConditionalQA phrasing: the scenario names a title word one candidate has, or retrieval, weighing
+    the scenario, ranked a candidate's document far down: the question means the other."""
+    assert calibrated.described("When was the ship launched?", SHIPS, "I'm reading about Corran's yard.") == \
+        ("Corran Shipyards",)
+    ranked_down = (SHIPS[0], replace(SHIPS[1], scenario_penalty=calibrated.TOP_CLOSE + 0.05))
+    assert calibrated.described("When was the ship launched?", ranked_down, "I'm reading about a shipyard.") == \
+        ("Corran Shipyards",)
+
+
 def test_the_words_must_be_said_in_one_passage_not_scattered_over_a_document():
     """SQuAD train: "What was the earthquake named?" — two articles mention an earthquake in one
     paragraph and a name in another: neither says what the question says of the earthquake."""
