@@ -383,6 +383,10 @@ SUBORDINATE = re.compile(r"\b(?:because|than|which|whose|where|while|so that)\b"
 AREA_WORDS = quantities.content_stems("country countries nation state area region city town part including")
 # What "I am in France" and "I'm based in Leeds" say besides the place: that the user is there.
 PRESENCE = quantities.content_stems("live living reside resident based stay staying currently now present moment still")
+# A move to a place ("I retired to Spain in 2010", "we moved to Leeds") says the user lives there now.
+RELOCATION = quantities.content_stems("move moved moving retire retired relocate relocated emigrate emigrated settle "
+                                      "settled")
+LIVING = quantities.content_stems("live living reside resident home")
 FORMERLY = re.compile(r"\b(?:used to|until|formerly|previously|former|no longer|ago|left)\b|\bmov(?:e|ed|ing) (?:out|away|from)\b",
                       re.I)
 # What may stand between the places of one list ("Cyprus, France or Spain", "an EEA country (including
@@ -411,7 +415,8 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
             continue
         for place in (m for m in places.mentions(fact) if m.readings):
             said = content_words(_words_beside(fact, place))
-            if ((wanted & said) if wanted else (said <= PRESENCE)) and \
+            says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else said <= PRESENCE
+            if says_it and \
                     (lies := places.lies_in(place, areas)) is not None:
                 verdicts.append((lies, fact, place))
     if not verdicts or len({v for v, _, _ in verdicts}) > 1:

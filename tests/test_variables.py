@@ -869,6 +869,12 @@ def test_the_section_an_established_condition_heads_says_what_else_that_route_ne
     ("you live in the UK", "I don't live in Glasgow any more.", None),  # negation is left to the denial check
     ("you live in the UK and work in an EEA country", "I live in Sweden.", None),  # two places, two clauses
     ("you live in the UK", "I live in Leeds but I work in Paris.", "established"),
+    # a move to a place says the user lives there now (train KB: "I retired to Spain in 2010")
+    ("you live in Cyprus, France, Gibraltar, Greece, Malta, Portugal or Spain", "I retired to Spain in 2010.",
+     "established"),
+    ("you live in the UK", "We moved to Lyon last year.", "contradicted"),
+    ("you work in the UK", "We moved to Leeds last year.", None),  # a move says where one lives, not works
+    ("you live in the UK", "We moved away from Leeds last year.", None),  # nor a move away
 ])
 def test_a_place_the_user_names_is_placed_in_or_out_of_the_conditions(condition, fact, expected):
     checked = variables.place_check(condition, [fact])
