@@ -182,6 +182,7 @@ class ClaimBuilder:
 IN_SITU = {"who": "someone", "whom": "someone", "what": "something", "which": "something", "when": "at some time",
            "where": "somewhere", "why": "for some reason", "how long": "for some time", "how old": "some age",
            "how many": "some number", "how much": "some amount"}
+IN_SITU_HOW = frozenset({"many", "much", "long", "old"})  # "how" + these asks for an amount, a length, an age
 # Words after which a wh-word opens a relative clause, not a question ("the singer who won …").
 _RELATIVE_AFTER = frozenset({"NOUN", "PROPN", "PRON"})
 # What may open the scene before a wh-question that follows without a comma ("In 1713 who did …?").
@@ -202,8 +203,6 @@ def _wh_span(tokens, k: int) -> tuple[str, int]:
             end = phrase_end
     return wh, end
 
-
-IN_SITU_HOW = frozenset({"many", "much", "long", "old"})
 
 
 def _late_wh(tokens) -> tuple[int, bool] | None:

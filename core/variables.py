@@ -276,7 +276,6 @@ def content_words(text: str) -> set[str]:
     return quantities.content_stems(text) - STOP
 
 
-
 def _related(fact: str, condition: str) -> bool:
     """The fact and the condition share a content word, inflections and synonyms included
     (live/living/lived, home/house)."""
