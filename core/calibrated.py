@@ -398,6 +398,7 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     values = features(trace)
     calibrators = load() if calibrators is None else calibrators
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
+    n_described = len(described(trace.query.question, trace.passages, trace.query.scenario))
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
-                      n_described=len(described(trace.query.question, trace.passages, trace.query.scenario)), **probs)
+                      n_described=n_described, **probs)
     return replace(trace, signals=signals)

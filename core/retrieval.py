@@ -11,10 +11,12 @@ score were ``scenario_weight`` times that document's shortfall against the best 
 (``RetrievedPassage.scenario_penalty``; the scores themselves stay the question's, and the cosine
 with the question and scenario together is kept as ``dense_with_scenario`` for the topic signal).
 The question alone still ranks the passages inside a document, so the conditions read from them are
-the question's. An abbreviation in the question ("NDA") is searched together with what a document title
-of the knowledge base spells it out as ("non disclosure agreement": ``acronym_expansions``). "Do I still have to pay National Insurance?" from someone whose employer is sending
+the question's. "Do I still have to pay National Insurance?" from someone whose employer is sending
 them to Berlin is about the guide to National Insurance abroad, which the question alone ranks below
 the general one.
+
+An abbreviation in the question ("NDA") is searched together with what a document title of the
+knowledge base spells it out as ("non disclosure agreement": ``acronym_expansions``).
 """
 from __future__ import annotations
 
