@@ -619,7 +619,7 @@ def applicant(question: str) -> str:
 
 
 def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: int | None = None,
-          applicant: str = "") -> NumericCheck | None:
+          asked_for: str = "") -> NumericCheck | None:
     """Decide ``condition`` by arithmetic on the user's ``facts``, or None when it cannot.
 
     None when the condition states no quantity, when no fact states one of the same kind
@@ -628,8 +628,9 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
     thing: the fact's clause shares a content word with the condition ("lived" for residence,
     "work"/"service" for employment) or has no content word at all ("I've been here 2 years").
     The fact with most shared words wins; a tie between facts that disagree gives None.
-    ``reference_year`` (default: this year) turns "I moved here in 2019" into a duration. ``applicant``
-    names whose age the condition bounds when it names nobody (a question about the user's child).
+    ``reference_year`` (default: this year) turns "I moved here in 2019" into a duration. ``asked_for``
+    (``applicant``'s reading of the question) names whose age the condition bounds when it names
+    nobody (a question about the user's child).
     """
     if not isinstance(condition, str):
         raise TypeError(f"check() takes the condition as a string, not {type(condition).__name__}")
@@ -638,7 +639,7 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
     now = _fractional_year(date.today()) if reference_year is None else reference_year + 0.5
     reference_year = reference_year or date.today().year
     groups: dict[tuple[str, str, str], tuple[Quantity, list[_Interval]]] = {}
-    quantities = [_replace(q, subject=applicant) if q.kind == "age" and not q.subject else q
+    quantities = [_replace(q, subject=asked_for) if q.kind == "age" and not q.subject else q
                   for q in extract(condition)]
     as_of = _age_reference_dates(condition, quantities)
     previous: dict[tuple[str, str, str], Quantity] = {}

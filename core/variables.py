@@ -112,8 +112,8 @@ class VariableStage:
         #    under 19": an age)
         for i, cond in enumerate(conditions):
             if checked[i] is None and facts:
-                numeric = quantities.check(cond.text, list(facts), applicant=asked_for) or \
-                    quantities.check(cond.user_voice, list(facts), applicant=asked_for)
+                numeric = quantities.check(cond.text, list(facts), asked_for=asked_for) or \
+                    quantities.check(cond.user_voice, list(facts), asked_for=asked_for)
                 if numeric is not None:
                     checked[i] = replace(cond, status=_flip(numeric.status, cond), support=numeric.fact,
                                          method=f"numeric: {numeric.explanation}")

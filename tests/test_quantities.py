@@ -109,7 +109,7 @@ def test_the_applicant_is_whom_the_question_asks_about(question, asked_for):
 def test_an_unnamed_age_bound_is_the_applicants():
     """The rule's "you" is the person the question asks about: the daughter's age decides, not the user's."""
     result = check("You must be aged 3 or over to get a permit", ["My daughter is 2 years old.", "I am 40."],
-                   applicant="child")
+                   asked_for="child")
     assert result is not None and result.status == "contradicted" and "2 years" in result.explanation
     assert check("You must be aged 3 or over to get a permit", ["My daughter is 2 years old."]) is None
 
