@@ -367,6 +367,9 @@ class AbstainAgent:
                   f"but it does not state {what}")
         if decision.rule == "answer_type":
             reason += f": the evidence contains no {what.removeprefix('the ')}."
+        elif decision.rule == "unknown_name":
+            names = " or ".join(f"“{name}”" for name in calibrated.unknown_names(trace))
+            reason += f": no passage retrieved for it mentions {names or 'what it names'}."
         elif decision.rule == "low_sufficiency":
             reason += (f": no passage supports “{trace.claim.text}” "
                        f"(best entailment {trace.signals.sufficiency:.2f}).")

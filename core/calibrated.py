@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from core.text import LIST_MARKER, STOPWORDS, straight_quotes, tokenize
+from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
 from core.variables import FIRST_PERSON, GENERIC_ASK, NO, YES, conditions_apply, content_words
 
@@ -132,6 +132,52 @@ def described(question: str, passages, scenario: str = "") -> tuple[str, ...]:
             titles.setdefault(key, p.passage.title or p.passage.doc_id)
     told = set(tokenize(f"{question} {scenario}"))
     return tuple(titles[k] for k in _told_apart(told, {k: set(k.split()) for k in titles}))
+
+
+# A name of two words or more: capitalised words, or words with a capital inside ("iPod Nano"), one after
+# another or joined by "of (the)" ("Bank of England").
+_NAME_WORD = r"(?:[A-Z]|[a-z]+[A-Z])[\w'.-]*"
+MULTIWORD_NAME = re.compile(rf"{_NAME_WORD}(?:\s+(?:of\s+(?:the\s+)?)?{_NAME_WORD})+")
+POSSESSIVE = re.compile(r"'s?(?=\s|$|[^\w])")
+
+
+def _name_key(text: str) -> str:
+    """A name as plain lower-case words: accents, possessives and punctuation left out ("Beyoncé's" and
+    "Beyonce" agree, as do "Wi-Fi" and "Wi Fi")."""
+    return normalized(plain(POSSESSIVE.sub("", straight_quotes(text))))
+
+
+def multiword_names(question: str) -> list[str]:
+    """The question's names of two words or more, as written. A sentence's first words are capitalised
+    whatever they are: function words there ("What", "Under the", "Because of") start no name."""
+    names = []
+    for sentence in re.split(r"(?<=[.?!])\s+", straight_quotes(question)):
+        for m in MULTIWORD_NAME.finditer(sentence):
+            words = m.group(0).rstrip(".").split()
+            if not sentence[:m.start()].strip():
+                while words and words[0].lower() in STOPWORDS:
+                    words = words[1:]
+            if len(words) >= 2:
+                names.append(" ".join(words))
+    return names
+
+
+def unknown_names(trace: Trace) -> tuple[str, ...]:
+    """The names of two words or more that a question asking for a fact gives and no retrieved passage
+    mentions ("Who wrote the music for Twilight Kondo?" against an article on Twilight Princess and its
+    composer Koji Kondo): nothing retrieved can state a fact about a thing it never names. Only for a
+    wh-question not about the asker: a statement's names ("Receiving Party") are a contract's defined terms,
+    which each document spells its own way ("the Recipient"), and a rule question names the scheme its rule
+    text often leaves unsaid ("Can I get Winter Fuel Payment?")."""
+    question = trace.query.question
+    if trace.claim.schema != "existential" or FIRST_PERSON.search(question):
+        return ()
+    text = f" {_name_key(' '.join(p.passage.text for p in trace.passages))} "
+
+    def spellings(key: str) -> set[str]:  # singular or plural either side ("iPod Nanos" / "iPod Nano")
+        return {key, f"{key}s", key.removesuffix("s")}
+    return tuple(name for name in multiword_names(question)
+                 if not any(f" {key} " in text for key in spellings(_name_key(name))))
 
 
 def _overlap(terms: set[str], text: str) -> float:
@@ -400,5 +446,5 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
     n_described = len(described(trace.query.question, trace.passages, trace.query.scenario))
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
-                      n_described=n_described, **probs)
+                      n_described=n_described, n_unknown_names=len(unknown_names(trace)), **probs)
     return replace(trace, signals=signals)

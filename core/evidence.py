@@ -18,7 +18,6 @@ a sentence must align at least that well with what is still missing to be worth 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -27,7 +26,7 @@ import numpy as np
 from core import models
 from core.claims import MEASURE_NOUNS
 from core.quantities import without_repeated_digits
-from core.text import STOPWORDS, headings, sentence_kind, split_sentences
+from core.text import STOPWORDS, headings, plain, sentence_kind, split_sentences
 from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         RetrievedPassage, Sentence)
 
@@ -361,7 +360,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     q_doc, s_docs = docs[0], docs[1:n + 1]
     named_by = [{_stem(t.text) for t in title_doc} | {_stem(t.text) for t in section_doc}
                 for title_doc, section_doc in zip(docs[n + 1:2 * n + 1], docs[2 * n + 1:])]
-    question_low = _plain(question)
+    question_low = plain(question)
     names = {_stem(t.text) for t in q_doc if t.pos_ == "PROPN" or (t.ent_type_ and t.ent_type_ not in VALUE_LABELS["NUMBER"] | {"DATE", "TIME"})}
     names -= {_stem(w) for w in WH_WORDS}
     kind = _kind_noun(q_doc)
@@ -386,7 +385,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
         if kind_stems and not kind_stems & words:
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
         values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
-                  and _plain(e.text) not in question_low
+                  and plain(e.text) not in question_low
                   and not _only_names(e, names) and (not counted or _counts(e, counted, named, kind_stems))
                   and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))]
         if not values:
@@ -466,11 +465,6 @@ def _only_names(ent, names: set[str]) -> bool:
     """The value is made of the question's own names ("Sciarra" for "Who cast Marco Sciarra?")."""
     words = {_stem(t.text) for t in ent if t.is_alpha}
     return bool(words) and words <= names
-
-
-def _plain(text: str) -> str:
-    """Lower case without accents, so "Beyonce" in a question matches "Beyoncé" in a passage."""
-    return unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
 
 
 def _named_place(ent, answer_type: str) -> bool:

@@ -242,6 +242,8 @@ SETTINGS: tuple[Setting, ...] = (
     _rule("topic_absent", "Rule: topic absent → ABSTAIN", "Calibrated P(topic covered) below its threshold."),
     _rule("several_referents", "Rule: several referents → ASK",
           "Several documents match equally and the question names none of them."),
+    _rule("unknown_name", "Rule: unknown name → ABSTAIN",
+          "A wh-question names something (a name of two words or more) that no retrieved passage mentions."),
     _rule("condition_open", "Rule: condition open → ASK", "Calibrated P(condition open) above its threshold."),
     _rule("fact_absent", "Rule: fact absent → ABSTAIN", "Calibrated P(fact stated) below its threshold."),
     _rule("conflict_topic", "Rule: topic conflict → ASK",

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterator, Sequence
@@ -211,6 +212,11 @@ def tokenize(text: str) -> list[str]:
 CONTENT_WORD = re.compile(r"[A-Za-z0-9£$€%]+(?:['’][a-z]+)?")
 # Function words, and what every eligibility question shares ("get", "yes") and so cannot tell topics apart.
 CONTENT_STOP = STOPWORDS | {"yes", "get", "got", "one"}
+
+
+def plain(text: str) -> str:
+    """Lower case without accents, so "Beyonce" in a question matches "Beyoncé" in a passage."""
+    return unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
 
 
 def normalized(text: str) -> str:

@@ -178,6 +178,9 @@ class Signals:
     # documents that each say everything the question says of a thing it names only by a common noun
     # ("When was the ship launched?": a shipyard's and a liner's article; ``core.calibrated.described``)
     n_described: int = 0
+    # names of two words or more a wh-question gives and no retrieved passage mentions ("Twilight Kondo";
+    # ``core.calibrated.unknown_names``)
+    n_unknown_names: int = 0
     follow_ups_answered: int = 0  # follow-up questions the user has answered yes or no: a dialogue is under way
 
 

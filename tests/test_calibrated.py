@@ -324,3 +324,49 @@ def test_the_words_must_be_said_in_one_passage_not_scattered_over_a_document():
 def test_the_signal_counts_the_described_documents():
     trace = replace(factories.trace(), query=Query("When was the ship launched?"), passages=SHIPS)
     assert calibrated.with_probabilities(trace).signals.n_described == 2
+
+
+# --- names no retrieved passage mentions ------------------------------------------------------------
+
+TWILIGHT = (_passage_of("enc/twilight_princess", "The Legend of Zelda: Twilight Princess",
+                        "Twilight Princess was released for the GameCube and the Wii in 2006. Koji Kondo, the "
+                        "series' composer, supervised the music, and the iPod Nano bundle was sold by Beyoncé's "
+                        "label in the United States.", 1),)
+
+
+def _asked(question: str, schema: str = "existential", passages=TWILIGHT):
+    return replace(factories.trace(), query=Query(question), passages=passages,
+                   claim=factories.trace().claim.__class__("There exists something.", schema))
+
+
+@pytest.mark.parametrize("question, names", [
+    ("Who wrote the music for Twilight Kondo?", ["Twilight Kondo"]),
+    ("Under which brand was Twilight Princess for the Nintendo Wii published?", ["Twilight Princess", "Nintendo Wii"]),
+    ("Because of Beyoncé's physical shape, what slang term has been used?", []),  # "Because of" starts no name
+    ("What part of the iPod Nano overheated?", ["iPod Nano"]),
+    ("When was the Bank of England founded?", ["Bank of England"]),
+    ("Christopher Orr of the New Yorker said what?", ["Christopher Orr of the New Yorker"]),
+    ("What Nintendo game came first?", []),
+])
+def test_a_questions_names_of_two_words_or_more_leave_out_the_function_words_that_open_it(question, names):
+    assert calibrated.multiword_names(question) == names
+
+
+def test_a_name_no_retrieved_passage_mentions_is_unknown_however_its_words_are_spelled_there():
+    """SQuAD 2.0's entity swaps ("Twilight Kondo" from "Twilight Princess" and "Koji Kondo"): every word of
+    the name is in the article, the name itself is not. Accents, possessives and plurals do not count."""
+    assert calibrated.unknown_names(_asked("Who wrote the music for Twilight Kondo?")) == ("Twilight Kondo",)
+    assert calibrated.unknown_names(_asked("Who supervised the music of Twilight Princess?")) == ()
+    assert calibrated.unknown_names(_asked("Who sold the iPod Nanos in the United States?")) == ()
+    assert calibrated.unknown_names(_asked("Which label is Beyonce's?")) == ()
+    assert calibrated.unknown_names(_asked("What did Twilight Princess's composer Koji Kondo write?")) == ()
+
+
+def test_only_a_wh_question_not_about_the_asker_is_judged_by_its_names():
+    """A statement's names are a contract's defined terms ("Receiving Party"), which a document spells its
+    own way; a rule question names a scheme its rule text may not ("Can I get Winter Fuel Payment?")."""
+    assert calibrated.unknown_names(_asked("Receiving Party shall notify Disclosing Party.", "statement")) == ()
+    assert calibrated.unknown_names(_asked("When can I get Winter Fuel Payment?")) == ()
+    assert calibrated.unknown_names(_asked("When is Winter Fuel Payment paid?")) == ("Winter Fuel Payment",)
+    signals = calibrated.with_probabilities(_asked("Who wrote the music for Twilight Kondo?")).signals
+    assert signals.n_unknown_names == 1

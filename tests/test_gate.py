@@ -192,6 +192,8 @@ CALIBRATED = {"rule_topic_absent": True, "rule_several_referents": True, "rule_c
     # documents that each say what the question says of the thing it refers to: asked before the topic
     # rules refuse a question that matches nothing well ("When was the ship launched?")
     ({"p_topic": 0.2, "n_described": 2}, "ASK", "described_referents"),
+    # a name no retrieved passage mentions: refused as a fact the knowledge base does not state
+    ({"n_unknown_names": 1}, "ABSTAIN", "unknown_name"),
 ])
 def test_each_calibrated_probability_decides_through_its_own_rule(change, action, rule):
     decision = decide_signals(signals(**change), {**settings.defaults(), **CALIBRATED})

@@ -241,6 +241,25 @@ def test_a_thing_two_documents_each_say_all_of_is_asked_about_before_the_topic_r
     assert "Corran Shipyards" in asked and "SS Meridian Star" in asked and "Harlow" not in asked
 
 
+def test_a_question_about_a_name_the_knowledge_base_never_mentions_is_refused(tmp_path, nli_model):
+    """SQuAD 2.0's entity swap: "Twilight Kondo" joins the game's name and its composer's, both in the
+    article; the article says who wrote the music for Twilight Princess and nothing of Twilight Kondo."""
+    from tests.conftest import build_small_kb
+    from core.agents import respond
+    docs = {"zelda.md": "# Twilight Princess\n\nThe Legend of Zelda: Twilight Princess is an action-adventure game "
+                        "released by Nintendo in 2006. Its music was written by Toru Minegishi and Asuka Ohta, "
+                        "and Koji Kondo, the series' composer, served as sound supervisor."}
+    pipeline = Pipeline(build_small_kb(tmp_path / "zelda", docs))
+    swapped = pipeline.analyze("Who wrote the music for Twilight Kondo?")
+    assert swapped.signals.n_unknown_names == 1
+    decision = decide(swapped)
+    assert (decision.action, decision.rule) == ("ABSTAIN", "unknown_name")
+    refusal = respond(swapped, decision)
+    assert refusal.kind == "fact_absent" and "Twilight Kondo" in refusal.text
+    real = pipeline.analyze("Who wrote the music for Twilight Princess?")
+    assert real.signals.n_unknown_names == 0 and decide(real).rule != "unknown_name"
+
+
 def test_rivals_are_other_documents_of_the_named_kind_each_title_once():
     """Paragraphs of one article share its title and are one thing; the documents retrieved are not rivals."""
     from types import SimpleNamespace

@@ -94,6 +94,12 @@ RULES: tuple[Rule, ...] = (
      "The question asks for a value of a kind (date, amount, person, place) the evidence does not contain. "
      "(Before the condition rules: a value the evidence does not hold cannot be given however the user's "
      "conditions are settled.)"),
+    ("unknown_name", "ABSTAIN",
+     lambda s, t: [_cmp("unknown_names", s.n_unknown_names, ">=", 1)],
+     "The question asks for a fact about something it calls by a name of two words or more (\"Who wrote the "
+     "music for Twilight Kondo?\") that no retrieved passage mentions: nothing retrieved can state a fact about "
+     "it. (Wh-questions not about the asker only: a contract's or a rule text's own wording often names the "
+     "parties and schemes otherwise.)"),
     ("condition_open", "ASK",
      lambda s, t: [_cmp("p_open", s.p_open, ">", t["open_max"])],
      "A condition the answer depends on is probably not settled by what the user said: ask about it."),
@@ -131,7 +137,7 @@ RULE_NAMES = tuple(r[0] for r in RULES)
 # fact not (the answer checks too: they withhold an answer its sources do not support).
 TOPIC_ABSENT_RULES = frozenset({"no_passages", "topic_absent", "low_confidence", "low_retrieval", "score_gap",
                                 "kg_empty"})
-FACT_ABSENT_RULES = frozenset({"fact_absent", "uncovered_topics", "answer_type", "low_sufficiency",
+FACT_ABSENT_RULES = frozenset({"fact_absent", "uncovered_topics", "answer_type", "unknown_name", "low_sufficiency",
                                "answer_grounding", "hedging"})
 
 
