@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from core import models, serving
-from core.text import strip_list_marker
+from core.text import sentence_kind, strip_list_marker, title_line
 from core.types import NLI_LABELS, NliScores, Passage
 
 MAX_LENGTH = 256
@@ -270,9 +270,11 @@ def logits_batch(nli: NliModel, batch: list[tuple[str, str]]):
 
 def premise_sentences(passage: Passage) -> list[tuple[int, str]]:
     """(index in ``passage.sentences``, text) of the sentences NLI scores for a passage:
-    headings dropped (a title entails nothing), bullet markers stripped."""
+    headings dropped, markdown's and a plain-text document's title lines alike (a title entails nothing,
+    though a model reads "Governing Law/Disputes" as entailing a claim about a contract's end), bullet
+    markers stripped (a bullet's item, "* Universal Credit", is a condition, however short)."""
     out = [(i, strip_list_marker(s.text).strip()) for i, s in enumerate(passage.sentences)
-           if not s.text.lstrip().startswith("#")]
+           if not s.text.lstrip().startswith("#") and (sentence_kind(s) == "bullet" or not title_line(s.text))]
     return [(i, t) for i, t in out if t] or [(0, passage.text)]
 
 

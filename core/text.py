@@ -78,6 +78,23 @@ def sentence_kind(sentence: Sentence | str) -> str:
     return "sentence"
 
 
+# Words a title leaves in lower case ("Terms of Use", "Notices and Consents").
+TITLE_SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to", "with"})
+_TITLE_WORD = re.compile(r"[A-Za-z][\w'\u2019-]*")
+
+
+def title_line(text: str) -> bool:
+    """A line that names a section or signs a page instead of saying something: at most eight words, no
+    closing punctuation, every word capitalised but the small ones. Plain-text contracts are full of them
+    ("Governing Law/Disputes", "CONDUCT POLICY", "Date: 7/25/01", "(Print Name)"), and an NLI model reads a
+    short title as entailing whatever shares its topic."""
+    text = text.strip()
+    words = _TITLE_WORD.findall(text)
+    if not words or len(text.split()) > 8 or text.endswith((".", ";", ",", "!", "?")):
+        return False
+    return all(w[0].isupper() or w in TITLE_SMALL_WORDS for w in words) and any(w[0].isupper() for w in words)
+
+
 def heading_texts(sentences: Sequence[Sentence | str]) -> list[str]:
     """The headings among ``sentences``, markers stripped."""
     texts = (s.text if isinstance(s, Sentence) else s for s in sentences)

@@ -163,6 +163,20 @@ def test_unknown_backend_is_refused(real_nli):
     with pytest.raises(ValueError, match="backend"):
         nli.load_model(nli.get_nli().source, backend="tensorrt")
 
+def test_title_lines_are_no_premises_and_a_short_bullet_still_is():
+    """A plain-text contract's "Governing Law/Disputes" entailed "Receiving Party shall destroy or return some
+    Confidential Information upon the termination of Agreement." at 0.81 (ContractNLI train): a title says
+    nothing. A bullet as short ("* Universal Credit") is an item of the rule above it and stays."""
+    from core.text import split_sentences
+    from core.types import Passage
+    text = ("Governing Law/Disputes\n\nThis Agreement is governed by the laws of England.\n\n"
+            "You may get Cold Weather Payments if you're getting:\n\n* Universal Credit")
+    passage = Passage(id="d#0", doc_id="d", title="D", text=text, start=0, end=len(text),
+                      sentences=tuple(split_sentences(text)))
+    assert nli.premise_texts(passage) == ["This Agreement is governed by the laws of England.",
+                                          "You may get Cold Weather Payments if you're getting:", "Universal Credit"]
+
+
 def test_best_sentence_picks_the_sentence_that_entails(real_nli):
     passage = ["A woman is painting a fence in her garden.", "Two boys are playing chess at a table.",
                "A brown dog is swimming across a lake.", "An old man is selling fruit at a market."]

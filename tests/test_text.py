@@ -51,3 +51,16 @@ def test_straight_quotes_keeps_length_and_straightens_apostrophes():
     from core.text import straight_quotes
     text = "You can\u2019t claim \u2018Carer\u2019s Allowance\u2019"
     assert straight_quotes(text) == "You can't claim 'Carer's Allowance'" and len(straight_quotes(text)) == len(text)
+
+
+@pytest.mark.parametrize("line, is_title", [
+    # plain-text contracts' section names, signature blocks and exhibit labels
+    ("Governing Law/Disputes", True), ("CONDUCT POLICY", True), ("Date: 7/25/01", True), ("(Print Name)", True),
+    ("EXHIBIT 10.2", True), ("Notices and Consents", True), ("- MISCELLANEOUS", True),
+    # what says something: a sentence, a label with a value, an item of a rule
+    ("The Recipient shall return all documents.", False), ("Term: 5 years", False),
+    ("You must be 16 or over", False), ("Koji Kondo composed the score", False), ("", False),
+])
+def test_a_title_line_names_a_section_and_says_nothing(line, is_title):
+    from core.text import title_line
+    assert title_line(line) is is_title
