@@ -37,6 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
 from core.variables import FIRST_PERSON, GENERIC_ASK, NO, YES, conditions_apply, content_words
@@ -173,11 +174,17 @@ def unknown_names(trace: Trace) -> tuple[str, ...]:
     if trace.claim.schema != "existential" or FIRST_PERSON.search(question):
         return ()
     text = f" {_name_key(' '.join(p.passage.text for p in trace.passages))} "
+    titles = [p.passage.title for p in trace.passages]
+    names = []
+    for name in multiword_names(question):
+        # an abbreviation a retrieved title spells out names a document's kind, not part of a name: "the
+        # Orrin Robotics NDA" is Orrin Robotics' non-disclosure agreement
+        runs = re.split(rf"\s*{ACRONYM.pattern}\s*", name) if acronym_expansions(name, titles) else [name]
+        names += [run for run in runs if len(run.split()) >= 2]
 
     def spellings(key: str) -> set[str]:  # singular or plural either side ("iPod Nanos" / "iPod Nano")
         return {key, f"{key}s", key.removesuffix("s")}
-    return tuple(name for name in multiword_names(question)
-                 if not any(f" {key} " in text for key in spellings(_name_key(name))))
+    return tuple(name for name in names if not any(f" {key} " in text for key in spellings(_name_key(name))))
 
 
 def _overlap(terms: set[str], text: str) -> float:

@@ -370,3 +370,16 @@ def test_only_a_wh_question_not_about_the_asker_is_judged_by_its_names():
     assert calibrated.unknown_names(_asked("When is Winter Fuel Payment paid?")) == ("Winter Fuel Payment",)
     signals = calibrated.with_probabilities(_asked("Who wrote the music for Twilight Kondo?")).signals
     assert signals.n_unknown_names == 1
+
+
+def test_an_abbreviation_a_retrieved_title_spells_out_is_no_part_of_a_name():
+    """"the Orrin Robotics NDA" is Orrin Robotics' non-disclosure agreement (sample KB blind set, session 22):
+    the contract says "Orrin Robotics", its title "Non-disclosure agreement 2". An abbreviation no title
+    spells out stays part of the name ("the CEO of Apple")."""
+    nda = (_passage_of("contracts/nda_2", "Non-disclosure agreement 2",
+                       "This Agreement is made between Orrin Robotics Ltd and Kestrel Logistics.", 1),)
+    assert calibrated.unknown_names(_asked("Which law governs the Orrin Robotics NDA?", passages=nda)) == ()
+    assert calibrated.unknown_names(_asked("Which law governs the Orrin Rocketry NDA?", passages=nda)) == \
+        ("Orrin Rocketry",)
+    assert calibrated.unknown_names(_asked("Who is the CEO of Orrin Robotics?", passages=nda)) == \
+        ("CEO of Orrin Robotics",)
