@@ -453,5 +453,6 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
     n_described = len(described(trace.query.question, trace.passages, trace.query.scenario))
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
-                      n_described=n_described, n_unknown_names=len(unknown_names(trace)), **probs)
+                      n_described=n_described, n_unknown_names=len(unknown_names(trace)),
+                      statement=int(values["yes_no_claim"] and not values["personal"]), **probs)
     return replace(trace, signals=signals)

@@ -10,7 +10,7 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    (``CALIBRATION_DOMAINS``) and prints its held-out AUROC per domain (cross-validation grouped by
    rule tree, contract and article).
 3. Chooses the rule gate's defaults on the training domains, in three search spaces: the calibrated rules
-   alone (their three thresholds), every gate setting (the referent count and the failed-condition
+   alone (their thresholds), every gate setting (the referent count and the failed-condition
    rule fixed), and the declared gate with only its calibrated thresholds moved, each of them only
    where moving it pays out of sample (``paying_names``). Each space is scored by grouped
    cross-validation (thresholds chosen on four fifths of the rule trees, contracts, articles and
@@ -68,9 +68,10 @@ FIXED = ("referents_min", "rule_several_referents", "rule_conditions_failed")
 SEARCHED = tuple(n for n in GATE_SETTINGS if n not in FIXED)
 # The search spaces for the declared defaults: (settings searched, whether the search starts from the
 # calibrated rules alone or from the declared gate, whether each setting must pay out of sample to move).
-SPACES = {"calibrated rules": (("topic_min", "fact_min", "open_max"), "calibrated rules alone", False),
+SPACES = {"calibrated rules": (("topic_min", "fact_min", "statement_fact_min", "open_max"), "calibrated rules alone", False),
           "every gate setting": (SEARCHED, "calibrated rules alone", False),
-          "declared gate, calibrated thresholds": (("topic_min", "fact_min", "open_max", "depends_min"), "declared", True)}
+          "declared gate, calibrated thresholds": (("topic_min", "fact_min", "statement_fact_min", "open_max", "depends_min"),
+                                                   "declared", True)}
 # What a general learned gate may read besides every signal: the calibrated probabilities, the referent
 # count, the condition outcome and what the user has told. Raw retrieval and NLI scores are scaled by
 # each knowledge base (a BM25 score grows with the corpus), the probabilities were fitted across several.

@@ -369,7 +369,11 @@ def test_only_a_wh_question_not_about_the_asker_is_judged_by_its_names():
     assert calibrated.unknown_names(_asked("When can I get Winter Fuel Payment?")) == ()
     assert calibrated.unknown_names(_asked("When is Winter Fuel Payment paid?")) == ("Winter Fuel Payment",)
     signals = calibrated.with_probabilities(_asked("Who wrote the music for Twilight Kondo?")).signals
-    assert signals.n_unknown_names == 1
+    assert signals.n_unknown_names == 1 and signals.statement == 0
+    statement = calibrated.with_probabilities(_asked("Receiving Party shall notify Disclosing Party.", "statement"))
+    assert statement.signals.statement == 1 and statement.signals.n_unknown_names == 0
+    mine = calibrated.with_probabilities(_asked("Can I get Winter Fuel Payment?", "polar"))
+    assert mine.signals.statement == 0  # about the asker: a rule question, not a statement to check
 
 
 def test_an_abbreviation_a_retrieved_title_spells_out_is_no_part_of_a_name():

@@ -235,3 +235,19 @@ def test_a_question_that_refers_by_a_pronoun_to_nothing_said_is_asked_about_not_
     named = {"dangling_pronoun": 0.3}
     d = decide(trace(signals(p_topic=0.1, ambiguity=0.3, ambiguity_heuristics=named)))
     assert (d.action, d.rule) == ("ABSTAIN", "topic_absent")
+
+
+def test_a_statement_to_check_is_held_to_its_own_bar_of_p_fact():
+    """ContractNLI's hypotheses are statements its contracts leave unsaid 43 % of the time: the same
+    P(fact stated) answers them more wrongly than a question, so they have a bar of their own."""
+    values = settings.defaults()
+    assert values["statement_fact_min"] > values["fact_min"]
+    between = (values["statement_fact_min"] + values["fact_min"]) / 2
+    statement = decide_signals(signals(p_fact=between, statement=1), values)
+    assert (statement.action, statement.rule) == ("ABSTAIN", "fact_absent")
+    [comparison] = next(r for r in statement.rules if r.name == "fact_absent").comparisons
+    assert comparison.threshold == values["statement_fact_min"]
+    assert decide_signals(signals(p_fact=between), values).action == "ANSWER"
+    # the threshold search moves both bars: the rule looks both up
+    from core.evaluation.calibration import SETTINGS_BY_RULE
+    assert {"fact_min", "statement_fact_min"} <= set(SETTINGS_BY_RULE["fact_absent"])

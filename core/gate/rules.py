@@ -41,6 +41,12 @@ def compare(signal: str, value: float, op: str, threshold: float) -> Comparison:
 _cmp = compare  # the rule table below reads best with a short name
 
 
+def _fact_bar(s: Signals, t: Mapping[str, Any]) -> float:
+    """The P(fact stated) a claim must reach: a statement to check has its own bar."""
+    statement_bar, question_bar = t["statement_fact_min"], t["fact_min"]  # both looked up: both are searched
+    return statement_bar if s.statement else question_bar
+
+
 # Each rule: (name, action, comparisons(signals, thresholds), explanation).
 Rule = tuple[str, str, Callable[[Signals, Mapping[str, Any]], list[Comparison]], str]
 
@@ -110,8 +116,9 @@ RULES: tuple[Rule, ...] = (
      lambda s, t: [_cmp("kg_has_var", s.kg_has_var, "==", 1)],
      "A missing variable is anchored in the knowledge graph: it can be asked for."),
     ("fact_absent", "ABSTAIN",
-     lambda s, t: [_cmp("p_fact", s.p_fact, "<", t["fact_min"])],
-     "The topic is covered but the asked fact is probably not stated (calibrated P(fact stated) is low)."),
+     lambda s, t: [_cmp("p_fact", s.p_fact, "<", _fact_bar(s, t))],
+     "The topic is covered but the asked fact is probably not stated (calibrated P(fact stated) is below "
+     "fact_min, or statement_fact_min for a statement to check)."),
     ("uncovered_topics", "ABSTAIN",
      lambda s, t: [_cmp("evidence_coverage", s.evidence_coverage, "<", t["evidence_coverage_min"]),
                    _cmp("outcome_decided", float(s.condition_outcome in ("satisfied", "failed")), "==", 0),
