@@ -439,6 +439,8 @@ def _declarative(tokens) -> str:
     verb = _do_verb(tokens) if lead.lemma_ == "do" else None
     if verb is not None:  # "did Edith Marlowe design": the base-form verb ends the subject
         end = verb
+    elif (lead.tag_ == "MD" or lead.lemma_ == "do") and end >= len(tokens) - (tokens[-1].text == "?"):
+        end = _verb_read_as_noun(tokens) or end
     subject = _join(tokens[1:end])
     aux = _NEGATIVE_STEMS.get(lead.text.lower(), lead.text.lower())
     if verb is not None and not negated and not any(t.lower_ in NEGATIONS for t in tokens):
@@ -449,6 +451,15 @@ def _declarative(tokens) -> str:
     if subject.split(" ", 1)[0] == "I":
         aux = {"are": "am", "were": "was"}.get(aux, aux)
     return f"{subject} {aux}{' not' if negated else ''} {_join(tokens[end:])}".strip()
+
+
+def _verb_read_as_noun(tokens) -> int | None:
+    """Where the verb of a modal or "do" question is when the parse found none and the subject would run
+    to the end: its last content word ("will the eACCR | display", "can the Three Gorges Dam | generate",
+    "does the city | land in"), which the tagger read as the subject's noun; None if that leaves no subject."""
+    last = next((k for k in range(len(tokens) - 1, 1, -1)
+                 if tokens[k].is_alpha and tokens[k].pos_ not in ("ADP", "PART", "DET", "PRON")), None)
+    return last if last is not None and tokens[last].text.islower() else None
 
 
 def _do_verb(tokens) -> int | None:

@@ -23,6 +23,12 @@ def build():
      "MEASURE"),
     ("How long is the River Ost?", "existential", "There exists a length for the River Ost.", "MEASURE"),
     ("Did the bridge open in 1958?", "polar", "The bridge opened in 1958.", ""),
+    # a modal question's last word the tagger read as the subject's noun is its verb (SQuAD, ShARC train)
+    ("What will special bundles of the game contain?", "existential",
+     "There exists something that special bundles of the game will contain.", ""),
+    ("Will my tax credit end?", "polar", "My tax credit will end.", ""),
+    ("How much electricity can the Three Gorges Dam generate?", "existential",
+     "There exists an amount of electricity that the Three Gorges Dam can generate.", "MEASURE"),
     ("Does the certificate of free sale expire?", "polar", "The certificate of free sale expires.", ""),
     ("Does the fund cover rent?", "polar", "The fund covers rent.", ""),
     ("Is my child eligible for VA-financed health care?", "polar", "My child is eligible for VA-financed health care.", ""),
