@@ -441,6 +441,8 @@ def _declarative(tokens) -> str:
         end = verb
     elif (lead.tag_ == "MD" or lead.lemma_ == "do") and end >= len(tokens) - (tokens[-1].text == "?"):
         end = _verb_read_as_noun(tokens) or end
+    elif lead.tag_ == "MD" and end < len(tokens) and tokens[end].lower_ == "of":
+        end = _verb_after_of(tokens, end) or end
     subject = _join(tokens[1:end])
     aux = _NEGATIVE_STEMS.get(lead.text.lower(), lead.text.lower())
     if verb is not None and not negated and not any(t.lower_ in NEGATIONS for t in tokens):
@@ -460,6 +462,16 @@ def _verb_read_as_noun(tokens) -> int | None:
     last = next((k for k in range(len(tokens) - 1, 1, -1)
                  if tokens[k].is_alpha and tokens[k].pos_ not in ("ADP", "PART", "DET", "PRON")), None)
     return last if last is not None and tokens[last].text.islower() else None
+
+
+def _verb_after_of(tokens, start: int) -> int | None:
+    """The verb of a modal question whose subject the parse cut at its "of" ("can members | of the public
+    see", "would fans | of the band buy"): the first verb form after the "of" phrase's first noun."""
+    for k in range(start + 2, len(tokens)):
+        t, before = tokens[k], tokens[k - 1]
+        if t.text.islower() and (t.tag_ == "VB" or voice.known_verb(t.text)) and before.pos_ in ("NOUN", "PROPN", "ADJ"):
+            return k
+    return None
 
 
 def _do_verb(tokens) -> int | None:
