@@ -182,8 +182,12 @@ def unknown_names(trace: Trace) -> tuple[str, ...]:
         runs = re.split(rf"\s*{ACRONYM.pattern}\s*", name) if acronym_expansions(name, titles) else [name]
         names += [run for run in runs if len(run.split()) >= 2]
 
-    def spellings(key: str) -> set[str]:  # singular or plural either side ("iPod Nanos" / "iPod Nano")
-        return {key, f"{key}s", key.removesuffix("s")}
+    def spellings(key: str) -> set[str]:
+        """Singular or plural either side ("iPod Nanos" / "iPod Nano"); "the CEO of Apple" written
+        "Apple's CEO" (possessives are dropped from ``text``)."""
+        head, of, owner = key.partition(" of the ") if " of the " in key else key.partition(" of ")
+        keys = {key, f"{owner} {head}"} if of else {key}
+        return keys | {f"{k}s" for k in keys} | {k.removesuffix("s") for k in keys}
     return tuple(name for name in names if not any(f" {key} " in text for key in spellings(_name_key(name))))
 
 

@@ -387,3 +387,5 @@ def test_an_abbreviation_a_retrieved_title_spells_out_is_no_part_of_a_name():
         ("Orrin Rocketry",)
     assert calibrated.unknown_names(_asked("Who is the CEO of Orrin Robotics?", passages=nda)) == \
         ("CEO of Orrin Robotics",)
+    ceo = (_passage_of("enc/orrin", "Orrin Robotics", "Orrin Robotics's CEO, Mara Lind, founded it in 2009.", 1),)
+    assert calibrated.unknown_names(_asked("Who is the CEO of Orrin Robotics?", passages=ceo)) == ()
