@@ -458,7 +458,8 @@ def _declarative(tokens) -> str:
 def _verb_read_as_noun(tokens) -> int | None:
     """Where the verb of a modal or "do" question is when the parse found none and the subject would run
     to the end: its last content word ("will the eACCR | display", "can the Three Gorges Dam | generate",
-    "does the city | land in"), which the tagger read as the subject's noun; None if that leaves no subject."""
+    "does the city | land in"), which the tagger read as the subject's noun; None when that word is
+    capitalised (a name ends the question, not a verb)."""
     last = next((k for k in range(len(tokens) - 1, 1, -1)
                  if tokens[k].is_alpha and tokens[k].pos_ not in ("ADP", "PART", "DET", "PRON")), None)
     return last if last is not None and tokens[last].text.islower() else None

@@ -14,8 +14,9 @@ questions) the same search moved ``fact_min`` to 0.62 and switched the uncovered
 (mean objective 0.750 cross-validated and 0.747 on a domain left out, against 0.745 for the values
 before). Five rule switches follow the script's check that flipping them lowers no training domain's
 objective (``answer_type`` on; ``low_confidence``, ``low_retrieval``, ``low_sufficiency`` and
-``uncovered_topics`` off). ``statement_fact_min`` 0.68 (twenty-second session) is the training optimum of a
-statement's own bar, which pays under cross-validation grouped by contract (``docs/methods.md``). The help texts keep the seeds' published values.
+``uncovered_topics`` off). ``statement_fact_min`` 0.68 (twenty-second session) is the training optimum of
+a statement's own bar, which pays under cross-validation grouped by contract (``docs/methods.md``). The
+help texts keep the seeds' published values.
 
 Sliders, CLI flags (``--set name=value``), presets and the docs are generated from
 ``SETTINGS``. Each setting names the pipeline stage it affects, so a change
@@ -230,7 +231,8 @@ SETTINGS: tuple[Setting, ...] = (
             "ASK when the calibrated P(a condition the answer depends on is still open) exceeds this.",
             0.0, 1.0, 0.01, label="P(condition open) >"),
     Setting("fact_min", 0.62, "gate",
-            "ABSTAIN (fact absent) when the calibrated P(the asked fact is stated) is below this.",
+            "ABSTAIN (fact absent) when the calibrated P(the asked fact is stated) is below this (a statement to "
+            "check has its own bar, statement_fact_min).",
             0.0, 1.0, 0.01, label="P(fact stated) <"),
     Setting("statement_fact_min", 0.68, "gate",
             "ABSTAIN (fact absent) when the claim is a statement to check (a contract's \"Receiving Party shall …\", "
