@@ -150,8 +150,8 @@ class ClaimBuilder:
         text = wh_question_first(text)
         doc = models.parse([text])[0]
         questions = [s for s in doc.sents if s.text.rstrip().endswith("?")]
-        if len(list(doc.sents)) > 1 and questions:
-            # "Can I get X? I am 70." — the claim comes from the question sentence.
+        if len(list(doc.sents)) > 1 and questions and not _cut_short(doc, questions[-1]):
+            # "Can I get X? I am 70." — the claim comes from the question sentence
             doc = questions[-1].as_doc()
             text = doc.text
         tokens = [t for t in doc if not t.is_space]
@@ -175,6 +175,17 @@ class ClaimBuilder:
                     return self.run(f"{_join(tokens[k:])} {tokens[0].text[:1].lower()}{_join(tokens[:k])[1:]}?")
                 return _in_situ_claim(tokens, k)
         return _conjunctive(tokens) or Claim(text=_sentence(_declarative(tokens)), schema="polar")
+
+
+def _cut_short(doc, sentence) -> bool:
+    """Whether the parser's last question "sentence" is only the end of one: the end of a title cut at its
+    colon ("What category of game is Legend of Zelda: | Twilight Princess?") or after an abbreviation
+    ("What does Chopin's Op. 63 No. | 3 have that is rare?"), which asks nothing by itself."""
+    words = [t for t in sentence if not t.is_space and not t.is_punct]
+    if not words or words[0].lower_ in WH_WORDS or words[0].pos_ == "AUX" or any(t.lower_ in WH_WORDS for t in words):
+        return False
+    before = doc[:sentence.start].text.rstrip()
+    return before.endswith(":") or not words[0].text[:1].isupper()
 
 
 # What an asked-for phrase left in place becomes in the claim ("Beyoncé's documentary was called what?" →

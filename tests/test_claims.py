@@ -28,6 +28,9 @@ def build():
      "There exists something that special bundles of the game will contain.", ""),
     ("Will my tax credit end?", "polar", "My tax credit will end.", ""),
     ("Can some of my benefit stop?", "polar", "Some of my benefit can stop.", ""),
+    # a title with a colon is no second sentence (SQuAD train)
+    ("What category of game is Legend of Zelda: Twilight Princess?", "existential",
+     "There exists a category of game that Legend of Zelda: Twilight Princess is.", ""),
     ("What can members of the public see at the museum?", "existential",
      "There exists something that members of the public can see at the museum.", ""),
     ("How much electricity can the Three Gorges Dam generate?", "existential",
