@@ -225,8 +225,8 @@ def _late_wh(tokens) -> tuple[int, bool] | None:
         t = tokens[k]
         if t.lower_ not in WH_WORDS or t.tag_ not in ("WDT", "WP", "WP$", "WRB"):
             continue
-        if tokens[k - 1].pos_ in _RELATIVE_AFTER and t.lower_ != "what":
-            continue  # a relative clause
+        if tokens[k - 1].pos_ in _RELATIVE_AFTER and t.lower_ not in ("what", "how"):
+            continue  # a relative clause ("what" and "how" open none after a noun: "gave the film how many stars?")
         wh, end = _wh_span(tokens, k)
         if not wh:
             return None

@@ -28,6 +28,9 @@ def build():
      "There exists something that special bundles of the game will contain.", ""),
     ("Will my tax credit end?", "polar", "My tax credit will end.", ""),
     ("Can some of my benefit stop?", "polar", "Some of my benefit can stop.", ""),
+    # "how many" left in place after a noun opens no relative clause (SQuAD held-out phrasing)
+    ("On Today.com, Matt Zoller Seitz gave the film how many stars?", "existential",
+     "On Today.com, Matt Zoller Seitz gave the film some number of stars.", "NUMBER"),
     # a title with a colon is no second sentence (SQuAD train)
     ("What category of game is Legend of Zelda: Twilight Princess?", "existential",
      "There exists a category of game that Legend of Zelda: Twilight Princess is.", ""),
