@@ -150,7 +150,8 @@ def _name_key(text: str) -> str:
 
 def multiword_names(question: str) -> list[str]:
     """The question's names of two words or more, as written. A sentence's first words are capitalised
-    whatever they are: function words there ("What", "Under the", "Because of") start no name."""
+    whatever they are: function words there ("What", "Under the", "Because of") start no name; a
+    possessive ends one ("Chopin's Op. 63" is Chopin's, "Game Radar's list" Game Radar's)."""
     names = []
     for sentence in re.split(r"(?<=[.?!])\s+", straight_quotes(question)):
         for m in MULTIWORD_NAME.finditer(sentence):
@@ -158,8 +159,13 @@ def multiword_names(question: str) -> list[str]:
             if not sentence[:m.start()].strip():
                 while words and words[0].lower() in STOPWORDS:
                     words = words[1:]
-            if len(words) >= 2:
-                names.append(" ".join(words))
+            run: list[str] = []
+            for k, word in enumerate(words):
+                run.append(word)
+                if POSSESSIVE.search(word) or k == len(words) - 1:
+                    if len(run) >= 2:
+                        names.append(" ".join(run))
+                    run = []
     return names
 
 

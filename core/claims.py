@@ -180,12 +180,13 @@ class ClaimBuilder:
 def _cut_short(doc, sentence) -> bool:
     """Whether the parser's last question "sentence" is only the end of one: the end of a title cut at its
     colon ("What category of game is Legend of Zelda: | Twilight Princess?") or after an abbreviation
-    ("What does Chopin's Op. 63 No. | 3 have that is rare?"), which asks nothing by itself."""
+    ("What does Chopin's Op. 63 | No. 3 have that is rare?"), which asks nothing by itself though the text
+    opened as a question."""
     words = [t for t in sentence if not t.is_space and not t.is_punct]
     if not words or words[0].lower_ in WH_WORDS or words[0].pos_ == "AUX" or any(t.lower_ in WH_WORDS for t in words):
         return False
     before = doc[:sentence.start].text.rstrip()
-    return before.endswith(":") or not words[0].text[:1].isupper()
+    return before.endswith(":") or not words[0].text[:1].isupper() or doc[0].lower_ in WH_WORDS
 
 
 # What an asked-for phrase left in place becomes in the claim ("Beyoncé's documentary was called what?" →

@@ -347,6 +347,9 @@ def _asked(question: str, schema: str = "existential", passages=TWILIGHT):
     ("When was the Bank of England founded?", ["Bank of England"]),
     ("Christopher Orr of the New Yorker said what?", ["Christopher Orr of the New Yorker"]),
     ("What Nintendo game came first?", []),
+    # a possessive ends a name: Chopin's Op. 63 is Chopin's, not a thing called "Chopin's Op"
+    ("What does Chopin's Op. 63 No. 3 have that is rare?", []),
+    ("Where did Twilight Princess rank on Game Radar's list?", ["Twilight Princess", "Game Radar's"]),
 ])
 def test_a_questions_names_of_two_words_or_more_leave_out_the_function_words_that_open_it(question, names):
     assert calibrated.multiword_names(question) == names

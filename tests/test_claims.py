@@ -31,7 +31,9 @@ def build():
     # "how many" left in place after a noun opens no relative clause (SQuAD held-out phrasing)
     ("On Today.com, Matt Zoller Seitz gave the film how many stars?", "existential",
      "On Today.com, Matt Zoller Seitz gave the film some number of stars.", "NUMBER"),
-    # a title with a colon is no second sentence (SQuAD train)
+    # a title with a colon, or an abbreviation's full stop, ends no sentence of a question (SQuAD train)
+    ("What does Chopin's Op. 63 No. 3 have that is rare?", "existential",
+     "There exists something that Chopin's Op. 63 No. 3 has that is rare.", ""),
     ("What category of game is Legend of Zelda: Twilight Princess?", "existential",
      "There exists a category of game that Legend of Zelda: Twilight Princess is.", ""),
     ("What can members of the public see at the museum?", "existential",
