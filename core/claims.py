@@ -183,7 +183,7 @@ def _cut_short(doc, sentence) -> bool:
     ("What does Chopin's Op. 63 | No. 3 have that is rare?"), which asks nothing by itself though the text
     opened as a question."""
     words = [t for t in sentence if not t.is_space and not t.is_punct]
-    if not words or words[0].lower_ in WH_WORDS or words[0].pos_ == "AUX" or any(t.lower_ in WH_WORDS for t in words):
+    if not words or words[0].pos_ == "AUX" or any(t.lower_ in WH_WORDS for t in words):
         return False
     before = doc[:sentence.start].text.rstrip()
     return before.endswith(":") or not words[0].text[:1].isupper() or doc[0].lower_ in WH_WORDS
