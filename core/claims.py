@@ -284,6 +284,13 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         plural = tokens[head].tag_ in ("NNS", "NNPS") and wh in ("what", "which")  # "Which documents …"
         target = {"how many": f"a number of {noun} that", "how much": f"an amount of {noun} that",
                   "whose": f"a person whose {noun}"}.get(wh, f"{noun} that" if plural else f"{voice.indefinite(noun)} {noun} that")
+        if wh in ("what", "which") and start < len(tokens) and tokens[start].tag_ == "POS":
+            # "Which country's law applies …?" asks for a country: "… a country whose law applies …"
+            owned_head, owned_end = _wh_noun_phrase(tokens, start + 1)
+            if owned_head is not None:
+                owner = target.removesuffix(" that")
+                noun = f"{noun} {_join(tokens[start + 1:owned_end])}"  # the subject the predicate follows
+                target, start = f"{owner} whose {_join(tokens[start + 1:owned_end])}", owned_end
     elif wh == "which" and end > start:  # "Which of the parties may terminate …?"
         noun, start = _join(tokens[start:end]), end
         target = f"one {noun} that"
@@ -291,7 +298,10 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         # "How much of the sunlight hitting the atmosphere is reflected?": a share ("about 30%"), not money
         noun, start, answer_type = _join(tokens[start:end]), end, "NUMBER"
         target = f"{'an amount' if wh == 'how much' else 'a number'} {noun} that"
-    if preposition:
+    if preposition and " whose " in target:  # "In which country's capital …": "a country in whose capital"
+        owner, owned = target.split(" whose ", 1)
+        target = f"{owner} {preposition} whose {owned}"
+    elif preposition:
         target = f"{target.rsplit(' ', 1)[0]} {preposition} which"
     copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
         start + 1 < len(tokens) and tokens[start + 1].lower_ in NEGATIONS)  # "why isn't …": a statement

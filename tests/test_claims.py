@@ -240,6 +240,11 @@ def test_a_subject_wh_phrase_contracted_auxiliaries_and_do_questions(build, ques
      "There exists a federal court that has jurisdiction over Staten Island.", ""),
     ("How many languages has the book been translated into?",
      "There exists a number of languages that the book has been translated into.", "NUMBER"),
+    # a possessive on the wh-noun: the question asks for the owner ("which country's law": a country)
+    ("which country's law applies to the Orrin Robotics NDA with Kestrel?",
+     "There exists a country whose law applies to the Orrin Robotics NDA with Kestrel.", "PLACE"),
+    ("Which company's shares did he buy?", "There exists a company whose shares he bought.", ""),
+    ("In which country's capital was he born?", "There exists a country in whose capital he was born.", "PLACE"),
 ])
 def test_a_wh_phrase_with_a_noun_is_read_whole(build, question, text, answer_type):
     claim = build(question)
