@@ -245,6 +245,8 @@ def test_a_subject_wh_phrase_contracted_auxiliaries_and_do_questions(build, ques
      "There exists a country whose law applies to the Orrin Robotics NDA with Kestrel.", "PLACE"),
     ("Which company's shares did he buy?", "There exists a company whose shares he bought.", ""),
     ("In which country's capital was he born?", "There exists a country in whose capital he was born.", "PLACE"),
+    ("At whose funeral did Chopin play in 1839?", "There exists a person at whose funeral Chopin played in 1839.",
+     "PERSON"),
 ])
 def test_a_wh_phrase_with_a_noun_is_read_whole(build, question, text, answer_type):
     claim = build(question)
