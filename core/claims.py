@@ -289,7 +289,6 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
             owned_head, owned_end = _wh_noun_phrase(tokens, start + 1)
             if owned_head is not None:
                 owner = target.removesuffix(" that")
-                noun = f"{noun} {_join(tokens[start + 1:owned_end])}"  # the subject the predicate follows
                 target, start = f"{owner} whose {_join(tokens[start + 1:owned_end])}", owned_end
     elif wh == "which" and end > start:  # "Which of the parties may terminate …?"
         noun, start = _join(tokens[start:end]), end
