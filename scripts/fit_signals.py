@@ -9,7 +9,11 @@ training data only (``../shared/data/train`` and ``train_kb/``).
 2. Fits each calibrator of ``core.evaluation.fit_signals.SPECS`` on the first three domains
    (``CALIBRATION_DOMAINS``) and prints its held-out AUROC per domain (cross-validation grouped by
    rule tree, contract and article).
-3. Chooses the rule gate's defaults on the training domains, in three search spaces: the calibrated rules
+3. Gives every training item the probabilities of calibrators fitted without its rule tree, contract,
+   article or document (``cross_fitted``): what the rest is fitted on. Calibrators fitted on the same
+   items would be surer there than on a new knowledge base, and the thresholds and the learned gate
+   chosen on them would answer too readily.
+4. Chooses the rule gate's defaults on the training domains, in three search spaces: the calibrated rules
    alone (their thresholds), every gate setting (the referent count and the failed-condition
    rule fixed), and the declared gate with only its calibrated thresholds moved, each of them only
    where moving it pays out of sample (``paying_names``). Each space is scored by grouped
@@ -26,7 +30,7 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    lower no training domain's objective: a rule switched on must raise the mean by ``SWITCH_GAIN``, a
    rule switched off only raise it (one that costs nothing when removed is redundant there; one bit
    each: little room to fit noise).
-4. Fits the general learned gate on all domains at once — over every signal, over the calibrated
+5. Fits the general learned gate on all domains at once — over every signal, over the calibrated
    probabilities and the dialogue context alone (what means the same on every knowledge base), or over
    those and the rule gate's verdict under the declared defaults (stored in the gate file), each
    deciding by the largest probability relative to the action's training share ("balanced") or by the
@@ -53,7 +57,7 @@ from core.evaluation import BatchRunner
 from core.evaluation import metrics as M
 from core.evaluation.calibration import GATE_SETTINGS, SETTINGS_BY_RULE, coordinate_ascent, grid, rule_lift
 from core.gate.table import CONTEXT_FEATURES, SignalTable, gate_table
-from core.evaluation.fit_signals import fit_all, save
+from core.evaluation.fit_signals import cross_fitted, fit_all, save
 from core.evaluation.learned_gate import fit_learned_gate
 from core.gate.learned import CALIBRATIONS, DECISIONS, RULE_VERDICT
 from core.evaluation.training import group_of, training_sets
@@ -196,8 +200,8 @@ def main() -> None:
     print("\ncalibrator        held-out AUROC (grouped CV)        features")
     for c in fitted:
         print(f"{c.name:16}  {c.held_out_auroc}  {', '.join(c.features)}")
-    by_name = {c.name: c for c in fitted}
-    scored = {domain: [calibrated.with_probabilities(t, by_name) for t in traces] for domain, (_, traces) in runs.items()}
+    # The gate reads the calibrators' probabilities on items they were not fitted on, as on a user's knowledge base.
+    scored = cross_fitted(runs, args.folds)
     tables = {domain: (SignalTable.from_traces(scored[domain]), M.codes([i.action for i in items]))
               for domain, (items, _) in runs.items()}
 

@@ -392,3 +392,26 @@ def test_an_abbreviation_a_retrieved_title_spells_out_is_no_part_of_a_name():
         ("CEO of Orrin Robotics",)
     ceo = (_passage_of("enc/orrin", "Orrin Robotics", "Orrin Robotics's CEO, Mara Lind, founded it in 2009.", 1),)
     assert calibrated.unknown_names(_asked("Who is the CEO of Orrin Robotics?", passages=ceo)) == ()
+
+
+def test_cross_fitted_probabilities_come_from_calibrators_that_never_saw_the_items_group():
+    """The gate's thresholds are fitted on these probabilities: one from a calibrator fitted on its own
+    item is surer than on a new knowledge base."""
+    from core.evaluation.fit_signals import cross_fitted
+    from core.evaluation.importers import LabelledItem
+    items = [LabelledItem(id=f"q{k}", question="Q?", action="ANSWER", extra={"group": f"g{k // 3}"}) for k in range(30)]
+    seen_groups = []
+
+    def fit(runs, folds):  # a calibrator without features whose P(topic) names the fit it came from
+        seen_groups.append({i.extra["group"] for d in runs for i in runs[d][0]})
+        fold = len(seen_groups)
+        return [Calibrator(name="p_topic", question="", features=(), mean=(), scale=(), coef=(),
+                           intercept=math.log(fold / (100 - fold)))]
+    traces = [factories.trace() for _ in items]
+    scored = cross_fitted({"d": (items, traces)}, folds=5, fit=fit)["d"]
+    assert len(seen_groups) == 5 and all(len(g) == 8 for g in seen_groups)  # each fit saw four fifths of the groups
+    for item, trace in zip(items, scored):
+        fold = round(trace.signals.p_topic * 100)
+        assert item.extra["group"] not in seen_groups[fold - 1]
+    assert {round(t.signals.p_topic * 100) for t in scored} == {1, 2, 3, 4, 5}  # every fit scored its held-out fifth
+    assert traces == [factories.trace() for _ in items]  # the input traces are not changed
