@@ -1,7 +1,7 @@
 """Fit the calibrated signals, choose the gate's defaults and fit the general learned gate — on
 training data only (``../shared/data/train`` and ``train_kb/``).
 
-    python scripts/fit_signals.py [--folds 5] [--restarts 3] [--write]
+    python scripts/fit_signals.py [--folds 5] [--restarts 3] [--space NAME ... | --no-search] [--write]
 
 1. Analyses (or reads from the trace cache) the training sets of ``core.evaluation.training``:
    ShARC train trees, ContractNLI train contracts, SQuAD 2.0 train articles (not the held-out ones)
@@ -183,10 +183,38 @@ def cross_validated_codes(tables, groups, search, folds: int) -> dict[str, np.nd
     return oof
 
 
+def report_search(searched, declared: dict, declared_objective: dict, tables) -> dict:
+    """Print whether the best searched space beats the declared defaults out of sample; return its
+    configuration fitted on every training domain (as ``unused_as_declared`` shows it)."""
+    declared_score = np.mean(list(declared_objective.values()))
+    beating = [n for n in searched if declared_score < min(np.mean(list(searched[n][1].values())),
+                                                           np.mean(list(searched[n][2].values())))]
+    chosen_space = max(beating or searched, key=lambda n: np.mean(list(searched[n][1].values())))
+    best = unused_as_declared(searched[chosen_space][0], declared, tables)
+    fitted_score = np.mean(list(searched[chosen_space][1].values()))
+    left_out_score = np.mean(list(searched[chosen_space][2].values()))
+    verdict = ("keep the declared defaults: the searched configuration does not beat them both cross-validated and "
+               "on a domain left out" if declared_score >= min(fitted_score, left_out_score) else
+               f"declare the '{chosen_space}' configuration: it beats the declared defaults out of sample")
+    print(f"\nbest searched space: '{chosen_space}' (grouped CV {fitted_score:.3f}, other domains "
+          f"{left_out_score:.3f}; declared defaults {declared_score:.3f}) -> {verdict}. Fitted on every training "
+          "domain (presets/training-fit.json), it differs from core/settings.py in:")
+    for name in GATE_SETTINGS:
+        if best[name] != declared[name]:
+            print(f"  {name} = {best[name]}   (declared {declared[name]})")
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--restarts", type=int, default=3)
+    parser.add_argument("--space", action="append", choices=tuple(SPACES), dest="spaces",
+                        help="search only this space for the defaults (repeatable; default: every space; "
+                             "'every gate setting' takes the longest)")
+    parser.add_argument("--no-search", action="store_true",
+                        help="keep the declared defaults unsearched: fit the calibrators and the learned gate only "
+                             "(the searches take hours on two cores)")
     parser.add_argument("--write", action="store_true", help="write models/signals.json and the general learned gate")
     args = parser.parse_args()
 
@@ -217,7 +245,9 @@ def main() -> None:
     groups = {d: np.array([group_of(i) for i in runs[d][0]]) for d in tables}
     rows = {}
     searched = {}  # space -> (fitted on all, cross-validated objective per domain, leave-one-domain-out per domain)
-    for space_name, (names, start, must_pay) in SPACES.items():
+    for space_name in ([] if args.no_search else args.spaces or SPACES):
+        names, start, must_pay = SPACES[space_name]
+        print(f"searching '{space_name}' ...", flush=True)
         def searcher(names, start=starts[start]):
             space = [(n, grid(n)) for n in names]
             return lambda parts: coordinate_ascent(lambda v: objective(parts, v), start, space, restarts=args.restarts)
@@ -268,22 +298,8 @@ def main() -> None:
     for name, per_domain in lines:
         print(f"  {name:36} " + "  ".join(f"{d} {v:.3f}" for d, v in per_domain.items())
               + f"  mean {np.mean(list(per_domain.values())):.3f}")
-    declared_score = np.mean(list(declared_objective.values()))
-    beating = [n for n in searched if declared_score < min(np.mean(list(searched[n][1].values())),
-                                                           np.mean(list(searched[n][2].values())))]
-    chosen_space = max(beating or searched, key=lambda n: np.mean(list(searched[n][1].values())))
-    best = unused_as_declared(searched[chosen_space][0], declared, tables)
-    fitted_score = np.mean(list(searched[chosen_space][1].values()))
-    left_out_score = np.mean(list(searched[chosen_space][2].values()))
-    verdict = ("keep the declared defaults: the searched configuration does not beat them both cross-validated and "
-               "on a domain left out" if declared_score >= min(fitted_score, left_out_score) else
-               f"declare the '{chosen_space}' configuration: it beats the declared defaults out of sample")
-    print(f"\nbest searched space: '{chosen_space}' (grouped CV {fitted_score:.3f}, other domains "
-          f"{left_out_score:.3f}; declared defaults {declared_score:.3f}) -> {verdict}. Fitted on every training "
-          "domain (presets/training-fit.json), it differs from core/settings.py in:")
-    for name in GATE_SETTINGS:
-        if best[name] != declared[name]:
-            print(f"  {name} = {best[name]}   (declared {declared[name]})")
+    if searched:
+        best = report_search(searched, declared, declared_objective, tables)
     steps = pareto_switches(tables, declared)
     print(f"\nrule switches that lower no training domain's objective, flipped one after another from the declared "
           f"defaults (on: the mean rises by >= {SWITCH_GAIN}; off: it rises):" + ("" if steps else " none"))
@@ -299,9 +315,12 @@ def main() -> None:
     if args.write:
         save(fitted, calibrated.DEFAULT_FILE)
         learned_gate_on(list(tables), general).save(ROOT / "presets" / "learned-gate-general.json")
-        chosen = {name: best[name] for name in GATE_SETTINGS}
-        (ROOT / "presets" / "training-fit.json").write_text(json.dumps(chosen, indent=1) + "\n", encoding="utf-8")
-        print(f"\nwrote {calibrated.DEFAULT_FILE}, presets/learned-gate-general.json and presets/training-fit.json")
+        written = [str(calibrated.DEFAULT_FILE), "presets/learned-gate-general.json"]
+        if searched:
+            chosen = {name: best[name] for name in GATE_SETTINGS}
+            (ROOT / "presets" / "training-fit.json").write_text(json.dumps(chosen, indent=1) + "\n", encoding="utf-8")
+            written.append("presets/training-fit.json")
+        print(f"\nwrote {', '.join(written)}")
 
 
 if __name__ == "__main__":
