@@ -1,7 +1,7 @@
 """Fit the calibrated signals, choose the gate's defaults and fit the general learned gate — on
 training data only (``../shared/data/train`` and ``train_kb/``).
 
-    python scripts/fit_signals.py [--folds 5] [--restarts 3] [--space NAME ... | --no-search] [--write]
+    python scripts/fit_signals.py [--folds 5] [--restarts 3] [--space NAME ... | --no-search] [--write [--keep-calibrators]]
 
 1. Analyses (or reads from the trace cache) the training sets of ``core.evaluation.training``:
    ShARC train trees, ContractNLI train contracts, SQuAD 2.0 train articles (not the held-out ones)
@@ -215,6 +215,9 @@ def main() -> None:
     parser.add_argument("--no-search", action="store_true",
                         help="keep the declared defaults unsearched: fit the calibrators and the learned gate only "
                              "(the searches take hours on two cores)")
+    parser.add_argument("--keep-calibrators", action="store_true",
+                        help="with --write, leave models/signals.json as it is (the learned gate and the "
+                             "thresholds are fitted on cross-fitted probabilities either way)")
     parser.add_argument("--write", action="store_true", help="write models/signals.json and the general learned gate")
     args = parser.parse_args()
 
@@ -313,9 +316,11 @@ def main() -> None:
             print(f"  {domain:12} {row['rule']:20} {row['action']:8} fires {row['fires']:5d}  precision "
                   f"{row['precision']:.2f}  base rate {row['base_rate']:.2f}  lift {row['lift']:.2f}")
     if args.write:
-        save(fitted, calibrated.DEFAULT_FILE)
         learned_gate_on(list(tables), general).save(ROOT / "presets" / "learned-gate-general.json")
-        written = [str(calibrated.DEFAULT_FILE), "presets/learned-gate-general.json"]
+        written = ["presets/learned-gate-general.json"]
+        if not args.keep_calibrators:
+            save(fitted, calibrated.DEFAULT_FILE)
+            written.append(str(calibrated.DEFAULT_FILE))
         if searched:
             chosen = {name: best[name] for name in GATE_SETTINGS}
             (ROOT / "presets" / "training-fit.json").write_text(json.dumps(chosen, indent=1) + "\n", encoding="utf-8")
