@@ -42,7 +42,8 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    by the largest probability, 0.45.)
 With ``--write`` the calibrators go to models/signals.json, the learned gate to
 presets/learned-gate-general.json and the chosen gate configuration to presets/training-fit.json
-(its differences from core/settings.py are printed).
+(its differences from core/settings.py are printed); ``--keep-calibrators`` leaves models/signals.json as it
+is, and with ``--no-search`` nothing is searched and training-fit.json is not written.
 """
 from __future__ import annotations
 
