@@ -210,10 +210,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--restarts", type=int, default=3)
-    parser.add_argument("--space", action="append", choices=tuple(SPACES), dest="spaces",
+    searching = parser.add_mutually_exclusive_group()
+    searching.add_argument("--space", action="append", choices=tuple(SPACES), dest="spaces",
                         help="search only this space for the defaults (repeatable; default: every space; "
                              "'every gate setting' takes the longest)")
-    parser.add_argument("--no-search", action="store_true",
+    searching.add_argument("--no-search", action="store_true",
                         help="keep the declared defaults unsearched: fit the calibrators and the learned gate only "
                              "(the searches take hours on two cores)")
     parser.add_argument("--keep-calibrators", action="store_true",
