@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import hashlib
 import json
 import re
 import sys
@@ -43,22 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the hard negatives read core's claims and training sets
 from nli_augment import generate_pairs  # noqa: E402
 
+from core.evaluation.training import nli_slice  # noqa: E402
+
 TRAIN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "train"
 CONTRACT_BLOCK = 17
 CONTRACT_LABELS = {"0": "entailment", "1": "contradiction", "2": "neutral"}
 SNLI_CALIB = 2000
 PERSPECTIVE_HELDOUT_ROLES = ("The resident", "The caller")
-# Share of groups (premises, contracts, trees) per slice: hashed, so the split is stable.
-TEST_SHARE = 0.15
-CALIB_SHARE = 0.10
-
-
-def slice_of(group: str, salt: str) -> str:
-    """``test``, ``calib`` or ``train`` from a stable hash of the group's key."""
-    h = int(hashlib.sha1(f"{salt}:{group}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
-    return "test" if h < TEST_SHARE else "calib" if h < TEST_SHARE + CALIB_SHARE else "train"
-
-
 def row(premise: str, hypothesis: str, label: str, source: str) -> dict:
     return {"premise": premise.strip(), "hypothesis": hypothesis.strip(), "label": label, "source": source}
 
@@ -82,7 +72,7 @@ def tsv_rows(paths: list[Path], source: str) -> dict[str, list[dict]]:
             for item in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
                 if item["label"] not in ("entailment", "not_entailment") or not item["premise"] or not item["hypothesis"]:
                     continue
-                out[slice_of(item["premise"], source)].append(
+                out[nli_slice(item["premise"], source)].append(
                     row(item["premise"], item["hypothesis"], item["label"], source))
     return out
 
@@ -96,7 +86,7 @@ def contract_rows(path: Path) -> dict[str, list[dict]]:
         block = items[contract * CONTRACT_BLOCK]
         if (item["num_spans"], item["num_tokens"]) != (block["num_spans"], block["num_tokens"]):
             raise ValueError(f"contractnli row {i} does not belong to the block of contract {contract}")
-        out[slice_of(str(contract), "contractnli")].append(
+        out[nli_slice(str(contract), "contractnli")].append(
             row(item["concatenated_spans"], item["hypothesis"], CONTRACT_LABELS[item["label"]], "contractnli"))
     return out
 
@@ -157,7 +147,7 @@ def sharc_rows(path: Path) -> dict[str, list[dict]]:
     out = {"train": [], "calib": [], "test": []}
     seen = set()
     for item in json.loads(path.read_text()):
-        part = slice_of(item["tree_id"], "sharc")
+        part = nli_slice(item["tree_id"], "sharc")
         pairs = []
         scenario = item["scenario"].strip()
         answered = {e["follow_up_question"].strip(): e["follow_up_answer"] for e in item["evidence"] + item["history"]}
@@ -221,7 +211,7 @@ def contract_span_rows(path: Path, excluded: set[int]) -> dict[str, list[dict]]:
         block = items[contract * CONTRACT_BLOCK:(contract + 1) * CONTRACT_BLOCK]
         spans_of = [[s.strip() for s in r["concatenated_spans"].split("\n") if s.strip()] for r in block]
         every = list(dict.fromkeys(s for spans in spans_of for s in spans))
-        part = slice_of(str(contract), "contractnli")
+        part = nli_slice(str(contract), "contractnli")
         for item, spans in zip(block, spans_of):
             label = CONTRACT_LABELS[item["label"]]
             own = list(dict.fromkeys(spans)) if label != "neutral" else []  # file order: the mix is reproducible
@@ -242,7 +232,7 @@ def _squad_answerable(path: Path, excluded_ids: set[str], held_out_titles: set[s
 
 def _squad_slice(item) -> str:
     """A SQuAD question's slice: that of its paragraph, so a paragraph's pairs all fall in one."""
-    return slice_of(item.documents[0][2][:200], "squad")
+    return nli_slice(item.documents[0][2][:200], "squad")
 
 
 def squad_sentence_rows(path: Path, excluded_ids: set[str], held_out_titles: set[str]) -> dict[str, list[dict]]:

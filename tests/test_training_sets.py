@@ -34,6 +34,32 @@ def test_contractnli_train_forms_one_shortened_contract_per_nda_holding_each_row
     assert {i.action for i in data.items} == {"ANSWER", "ABSTAIN"}
 
 
+def test_contractnli_train_holds_only_contracts_the_nli_model_never_trained_on(tmp_path):
+    """The domain's contracts sit in the NLI mixture's test or calib slice, and the mixture splits
+    ContractNLI by that same key, so none of their pairs is in the slice the model was trained on."""
+    import csv
+
+    from tests.scripts import load_script
+    data = training.contractnli_train(contracts=20)
+    contracts = {int(group_of(i).removeprefix("nda")) for i in data.items}
+    assert len(contracts) == 20
+    assert {training.nli_slice(str(g), "contractnli") for g in contracts} <= {"test", "calib"}
+    # the mixture's builder: contract g's pairs go to nli_slice(g) (12 contracts give every slice)
+    path = tmp_path / "contracts.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["concatenated_spans", "hypothesis", "label", "num_spans",
+                                                    "num_tokens"])
+        writer.writeheader()
+        for g in range(12):
+            for h in range(training.CONTRACT_HYPOTHESES):
+                writer.writerow({"concatenated_spans": f"Clause of contract {g}.", "hypothesis": f"Hypothesis {h}.",
+                                 "label": "2", "num_spans": g, "num_tokens": 100 + g})
+    slices = load_script("build_nli_mix").contract_rows(path)
+    found = {int(r["premise"].split()[-1].rstrip(".")): part for part, rows in slices.items() for r in rows}
+    assert found == {g: training.nli_slice(str(g), "contractnli") for g in range(12)}
+    assert set(found.values()) == {"train", "calib", "test"}
+
+
 def test_squad_held_out_articles_never_appear_in_the_fitting_set():
     fit = training.squad_train(per_article=20)
     held = training.squad_train(held_out=True, per_article=20)

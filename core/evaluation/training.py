@@ -9,7 +9,8 @@ contract, article) so cross-validation never splits a group.
   the way ShARC made its "Irrelevant" class: a question asked against another tree's rule text.
 - ``contractnli``: ContractNLI train pairs. The file holds only each pair's evidence spans (or
   three random spans for NotMentioned); the 17 rows of one NDA are consecutive, so the union of
-  their spans forms a shortened contract, and each hypothesis is checked against it.
+  their spans forms a shortened contract, and each hypothesis is checked against it. Only contracts
+  the NLI model never trained on (``nli_slice``), as a user's contracts are.
 - ``kb``: questions written from the documents alone against ``train_kb/documents/`` — ShARC train
   guide pages, SQuAD train articles and ContractNLI train NDAs in one knowledge base
   (``scripts/build_train_kb.py``; ``train_kb/README.md``): the one training domain asked the way the
@@ -32,6 +33,7 @@ contract, article) so cross-validation never splits a group.
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import json
 import random
@@ -48,6 +50,17 @@ TRAIN_KB = ROOT / "train_kb"
 SQUAD_HELD_OUT = (2, 5, 8)
 CONTRACT_HYPOTHESES = 17
 IRRELEVANT_SHARE = 0.2
+# Share of groups (premises, contracts, trees) per slice of the NLI model's training mixture
+# (``scripts/build_nli_mix.py``): hashed, so the split is stable.
+NLI_TEST_SHARE = 0.15
+NLI_CALIB_SHARE = 0.10
+
+
+def nli_slice(group: str, salt: str) -> str:
+    """The slice of the NLI model's training mixture a group (premise, contract, rule tree) went to:
+    ``test``, ``calib`` (the temperature only) or ``train``, from a stable hash of its key."""
+    h = int(hashlib.sha1(f"{salt}:{group}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "test" if h < NLI_TEST_SHARE else "calib" if h < NLI_TEST_SHARE + NLI_CALIB_SHARE else "train"
 
 
 def group_of(item: LabelledItem) -> str:
@@ -85,12 +98,16 @@ def sharc_train(train_dir: Path = TRAIN_DIR, seed: int = 0) -> Dataset:
 
 
 def contractnli_train(train_dir: Path = TRAIN_DIR, contracts: int | None = None, seed: int = 0) -> Dataset:
-    """ContractNLI train hypotheses against each NDA's shortened text; group = contract."""
+    """ContractNLI train hypotheses against each NDA's shortened text; group = contract. Only contracts
+    the NLI model never trained on (its mixture's test and calib slices, ``nli_slice``): on the contracts
+    it trained on, its scores are surer than on a new one, and what is fitted on them flatters the gate
+    (the declared defaults hallucinated on 13 % of those contracts' NotMentioned hypotheses, on 20 % of the
+    others', on 23 % of ContractNLI dev's)."""
     path = train_dir / "contractnli_train.csv"
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     groups = [rows[k:k + CONTRACT_HYPOTHESES] for k in range(0, len(rows), CONTRACT_HYPOTHESES)]
-    order = list(range(len(groups)))
+    order = [g for g in range(len(groups)) if nli_slice(str(g), "contractnli") != "train"]
     if contracts is not None:
         order = sorted(random.Random(seed).sample(order, min(contracts, len(order))))
     verdicts = {"0": ("ANSWER", "yes"), "1": ("ANSWER", "no"), "2": ("ABSTAIN", "")}
