@@ -256,44 +256,18 @@ def squad_sentence_rows(path: Path, excluded_ids: set[str], held_out_titles: set
     return out
 
 
-# What a swapped name may be: a thing the question names, of a kind that has namesakes in the article.
-SWAP_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "PRODUCT", "DATE"})
-
-
 def squad_swap_rows(path: Path, excluded_ids: set[str], held_out_titles: set[str], seed: int = 0) -> dict[str, list[dict]]:
     """SQuAD 2.0's most common unanswerable question asks about another entity than the sentence that
-    answers it ("When did Enrique Iglesias release her fifth studio album?" against the sentence on
-    Beyoncé's): for each answerable question of ``squad_sentence_rows``'s articles whose named entity
-    the answer sentence also names, the question with that entity replaced by another of the same kind
-    from the same article — one that the answer sentence does not name and that shares no word with
-    the original — as the pipeline's claim against the answer sentence: neutral. The same
-    exclusions and the same split by paragraph as ``squad_sentence_rows``, so a paragraph's pairs all
-    fall in one slice."""
+    answers it (``core.evaluation.training.entity_swaps``): each such question of ``squad_sentence_rows``'s
+    articles as the pipeline's claim against the answer sentence: neutral. The same exclusions and the
+    same split by paragraph as ``squad_sentence_rows``, so a paragraph's pairs all fall in one slice."""
     import random
-    from core import models
     from core.claims import ClaimBuilder
+    from core.evaluation.training import entity_swaps
     out = {"train": [], "calib": [], "test": []}
     builder = ClaimBuilder()
-    rng = random.Random(seed)
-    items = _squad_answerable(path, excluded_ids, held_out_titles)
-    paragraphs = list(dict.fromkeys(i.documents[0][2] for i in items))
-    title_of = {i.documents[0][2]: i.extra["title"] for i in items}
-    names: dict[tuple[str, str], set[str]] = {}  # (article, entity label) -> the names it holds
-    for paragraph, doc in zip(paragraphs, models.parse(paragraphs)):
-        for ent in doc.ents:
-            names.setdefault((title_of[paragraph], ent.label_), set()).add(ent.text)
-    for item, question in zip(items, models.parse([i.question for i in items])):
-        sentence = item.evidence[0]
-        for ent in question.ents:
-            if ent.label_ not in SWAP_LABELS or ent.text not in sentence:
-                continue
-            words = set(ent.text.lower().split())
-            others = sorted(n for n in names.get((item.extra["title"], ent.label_), ())
-                            if n not in sentence and not words & set(n.lower().split()))
-            if others:
-                swapped = item.question.replace(ent.text, rng.choice(others))
-                out[_squad_slice(item)].append(row(sentence, builder.run(swapped).text, "neutral", "squad-swaps"))
-                break
+    for item, swapped in entity_swaps(_squad_answerable(path, excluded_ids, held_out_titles), random.Random(seed)):
+        out[_squad_slice(item)].append(row(item.evidence[0], builder.run(swapped).text, "neutral", "squad-swaps"))
     return out
 
 

@@ -75,6 +75,40 @@ def test_squad_held_out_articles_never_appear_in_the_fitting_set():
     assert {group_of(i) for i in fit.items if not i.extra.get("synthetic")} <= kb_titles
 
 
+def test_entity_swaps_ask_the_question_about_another_entity_of_the_same_kind_in_the_article():
+    import random
+
+    from core.evaluation.importers import LabelledItem
+    paragraph = ("Beyoncé released her fifth studio album in December 2013. Kelly Rowland released her debut "
+                 "album in 2002. Both sang in Destiny's Child.")
+    doc = ("squad", "Beyoncé", paragraph)
+    asked = LabelledItem(id="q1", question="When did Beyoncé release her fifth studio album?", action="ANSWER",
+                         answers=("December 2013",), evidence=("Beyoncé released her fifth studio album in December 2013.",),
+                         documents=(doc,), extra={"title": "Beyoncé"})
+    unnamed = LabelledItem(id="q2", question="When was the fifth album released?", action="ANSWER",
+                           answers=("December 2013",), evidence=asked.evidence, documents=(doc,), extra={"title": "Beyoncé"})
+    swaps = training.entity_swaps([asked, unnamed], random.Random(0))
+    assert swaps == [(asked, "When did Kelly Rowland release her fifth studio album?")]
+
+
+def test_squad_train_adds_questions_about_another_entity_as_topic_present_fact_absent():
+    fit = training.squad_train(per_article=20, swaps_per_article=5)
+    by_id = {i.id: i for i in fit.items}
+    swaps = [i for i in fit.items if i.extra.get("synthetic") == "entity_swap"]
+    assert swaps and all(i.action == "ABSTAIN" and not i.answers and not i.evidence for i in swaps)
+    absent = {group_of(i) for i in fit.items if i.extra.get("synthetic") == "topic_absent"}
+    for swap in swaps:
+        original = by_id[swap.id.removesuffix("/swap")]
+        assert original.action == "ANSWER" and swap.question != original.question
+        assert group_of(swap) == group_of(original) and group_of(swap) not in absent  # its article is in the KB
+        assert swap.documents == original.documents
+    per_article = {}
+    for swap in swaps:
+        per_article[group_of(swap)] = per_article.get(group_of(swap), 0) + 1
+    assert len(per_article) >= 3 and max(per_article.values()) <= 5
+    assert not any(i.extra.get("synthetic") for i in training.squad_train(held_out=True, per_article=20).items)
+
+
 def test_training_kb_documents_are_what_the_build_script_makes_from_the_training_data(tmp_path):
     import subprocess
     import sys

@@ -5,11 +5,12 @@ weighted the same (so the largest set does not set the scale) and a held-out AUR
 from cross-validation grouped by rule tree, contract or article. Targets come from the gold
 labels of ``core.evaluation.training``'s sets:
 
-- p_topic: 0 for a question asked against another tree's or article's text, else 1;
+- p_topic: 0 for a question asked against another tree's or article's text, else 1 (none for a SQuAD
+  question asked about another entity of its article: its topic is its original's, already a row);
 - p_fact: among items on topic, 1 when the gold action is ANSWER or ASK (the text states what
-  decides it), 0 for ABSTAIN (SQuAD's unanswerable questions, ContractNLI's NotMentioned) — fitted on
-  SQuAD and ContractNLI, for questions whose answer does not turn on the asker (a rule question's
-  fact is its rule: 1 on the other side of p_depends);
+  decides it), 0 for ABSTAIN (SQuAD's unanswerable questions and entity swaps, ContractNLI's
+  NotMentioned) — fitted on SQuAD and ContractNLI, for questions whose answer does not turn on the
+  asker (a rule question's fact is its rule: 1 on the other side of p_depends);
 - p_depends: among answerable items, 1 for a question against a rule text about the asker's
   eligibility (ShARC), 0 for one about what an article or a contract states (SQuAD, ContractNLI);
 - p_open: among answerable ShARC items, 1 for ASK (a condition is open), 0 for ANSWER — conditional
@@ -43,7 +44,9 @@ def _synthetic_absent(item: LabelledItem) -> bool:
     return item.extra.get("synthetic") in ("irrelevant", "topic_absent") or item.extra.get("reason") == "topic_absent"
 
 
-def _topic(item: LabelledItem) -> int:
+def _topic(item: LabelledItem) -> int | None:
+    if item.extra.get("synthetic") == "entity_swap":
+        return None
     return 0 if _synthetic_absent(item) else 1
 
 

@@ -128,15 +128,52 @@ def contractnli_train(train_dir: Path = TRAIN_DIR, contracts: int | None = None,
     return _dataset("contractnli-train", items, path)
 
 
+# What a swapped name may be: a thing the question names, of a kind that has namesakes in the article.
+SWAP_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "PRODUCT", "DATE"})
+
+
+def entity_swaps(items: list[LabelledItem], rng: random.Random) -> list[tuple[LabelledItem, str]]:
+    """SQuAD 2.0's most common unanswerable question asks about another entity than the sentence that
+    answers it ("When did Enrique Iglesias release her fifth studio album?" against the sentence on
+    Beyoncé's; Rajpurkar et al., 2018: 21 % of theirs). For each answerable item whose question names an
+    entity that its answer sentence (``evidence[0]``) also names, the question with that entity replaced
+    by another of the same kind from the same article (``extra["title"]``, among the paragraphs of
+    ``items``), one the answer sentence does not name and that shares no word with the original."""
+    from core import models
+    paragraphs = list(dict.fromkeys(i.documents[0][2] for i in items))
+    title_of = {i.documents[0][2]: i.extra["title"] for i in items}
+    names: dict[tuple[str, str], set[str]] = {}  # (article, entity label) -> the names it holds
+    for paragraph, doc in zip(paragraphs, models.parse(paragraphs)):
+        for ent in doc.ents:
+            names.setdefault((title_of[paragraph], ent.label_), set()).add(ent.text)
+    out = []
+    for item, question in zip(items, models.parse([i.question for i in items])):
+        sentence = item.evidence[0]
+        for ent in question.ents:
+            if ent.label_ not in SWAP_LABELS or ent.text not in sentence:
+                continue
+            words = set(ent.text.lower().split())
+            others = sorted(n for n in names.get((item.extra["title"], ent.label_), ())
+                            if n not in sentence and not words & set(n.lower().split()))
+            if others:
+                out.append((item, item.question.replace(ent.text, rng.choice(others))))
+                break
+    return out
+
+
 def squad_train(train_dir: Path = TRAIN_DIR, *, held_out: bool = False, per_article: int | None = 60,
-                absent_articles: int = 2, seed: int = 0) -> Dataset:
+                absent_articles: int = 2, swaps_per_article: int = 20, seed: int = 0) -> Dataset:
     """SQuAD 2.0 train articles pooled into one knowledge base, a seeded sample of ``per_article``
     questions each (all unanswerable ones kept); group = article.
 
     For fitting (``held_out`` false), ``absent_articles`` of the fitting articles are left out of the
     knowledge base and their questions become ABSTAIN (topic absent): a question about something
-    the knowledge base does not hold, among documents about other things. With ``held_out`` the
-    reporting articles form the knowledge base and every question keeps its own label."""
+    the knowledge base does not hold, among documents about other things. Each article in the knowledge
+    base also gets up to ``swaps_per_article`` of its answerable questions asked about another entity of
+    the article (``entity_swaps``) as ABSTAIN (topic present, fact absent): of these articles only one
+    has unanswerable questions of its own, so without them a fold that leaves it out holds no SQuAD
+    question whose fact is absent. With ``held_out`` the reporting articles form the knowledge base and
+    every question keeps its own label."""
     path = train_dir / "squad2_train_first10.json"
     text = path.read_text(encoding="utf-8")
     titles = [str(a.get("title", "")).replace("_", " ") for a in json.loads(text)["data"]]
@@ -152,19 +189,29 @@ def squad_train(train_dir: Path = TRAIN_DIR, *, held_out: bool = False, per_arti
     candidates = [t for t in chosen if all(i.action == "ANSWER" for i in by_article[t])]
     absent = set() if held_out else set(rng.sample(candidates, min(absent_articles, len(candidates) - 1)))
     kb = tuple(dict.fromkeys(i.documents[0] for t in chosen if t not in absent for i in by_article[t]))
-    items = []
+    items, asked = [], []
     for title in chosen:
         pool = by_article[title]
         impossible = [i for i in pool if i.action == "ABSTAIN"]
         answerable = [i for i in pool if i.action == "ANSWER"]
         if per_article is not None and len(impossible) + len(answerable) > per_article:
             answerable = rng.sample(answerable, max(per_article - len(impossible), per_article // 2))
+        if title not in absent:
+            asked += [i for i in answerable if i.evidence]
         for item in impossible + answerable:
             extra = {**item.extra, "group": title, "domain": "squad"}
             if title in absent:
                 item = replace(item, action="ABSTAIN", answers=(), evidence=())
                 extra["synthetic"] = "topic_absent"
             items.append(replace(item, documents=kb, extra=extra))
+    if not held_out and swaps_per_article:
+        swaps: dict[str, list[LabelledItem]] = {}
+        for item, swapped in entity_swaps(asked, rng):
+            swaps.setdefault(item.extra["title"], []).append(replace(
+                item, id=f"{item.id}/swap", question=swapped, action="ABSTAIN", answers=(), evidence=(),
+                documents=kb, extra={**item.extra, "group": item.extra["title"], "domain": "squad",
+                                     "synthetic": "entity_swap"}))
+        items += [i for title in chosen for i in swaps.get(title, [])[:swaps_per_article]]
     name = "squad-train" + ("-held-out" if held_out else "")
     return _dataset(name, items, path)
 
