@@ -13,7 +13,7 @@ import pytest
 
 from core.abduction import Abduction, Premise
 from core.agents import (AbstainAgent, AnswerAgent, AskAgent, Response, evidence_sentences, grounding_check,
-                         grounding_scores, hedging_check, respond)
+                         grounding_scores, hedging_check, respond, with_currency)
 from core.claims import ClaimBuilder
 from core.generation import CACHE, OpenAICompatibleBackend
 from core.text import split_sentences
@@ -333,6 +333,27 @@ def test_the_extractive_answer_is_the_value_asked_for_and_cites_its_sentence(cla
                                              decision("ANSWER", "default_answer"))
     assert out.answer == "14 May 1958"
     assert out.citations[0].sentence == "Construction began in April 1954, and the bridge was opened on 14 May 1958."
+
+
+def test_an_amount_keeps_the_currency_sign_its_sentence_writes(claims):
+    """spaCy's small model reads "£300" as the MONEY "300": the answer is the amount as written."""
+    question = "How much is the Winter Fuel Payment?"
+    text = ("The Winter Fuel Payment helps older people with heating costs. It is £300 a year for a household "
+            "with someone aged 80 or over.")
+    fuel = passage("winter_fuel#0", "Winter Fuel Payment", text)
+    out = AnswerAgent(mode="extractive").run(trace(question, [fuel], claims.run(question), best=(1,)),
+                                             decision("ANSWER", "default_answer"))
+    assert out.answer == "£300"
+
+
+@pytest.mark.parametrize("amount, sentence, expected", [
+    ("30 million", "By 2014 it had raised US$30 million.", "US$30 million"),
+    ("45", "A replacement costs € 45.", "€ 45"),
+    ("300", "About 300 people came.", "300"),  # no sign: as found
+    ("$99", "It cost $99.", "$99"),  # the sign already in the entity
+])
+def test_with_currency(amount, sentence, expected):
+    assert with_currency(amount, sentence) == expected
 
 
 def test_no_value_of_the_asked_kind_gives_the_sentence_not_a_wrong_number(claims):
