@@ -154,23 +154,7 @@ def _span(trace: Trace, sentences: list[str], titles: list[str] | None = None,
     about the asked entity, and that value; (0, "") when the question asks for no type or no
     sentence bears one."""
     found = answer_value(trace.query.question, trace.claim.answer_type, sentences, titles, about_entity, sections)
-    if not found:
-        return 0, ""
-    value = with_currency(found.value, sentences[found.index]) if found.label == "MONEY" else found.value
-    return found.index, value
-
-
-# A currency written before an amount: "£", "$", "US$", "€" …
-CURRENCY_BEFORE = re.compile(r"(?:\b[A-Z]{1,2})?[£$€¥₹]\s?$")
-
-
-def with_currency(amount: str, sentence: str) -> str:
-    """``amount`` with the currency sign the sentence writes right before it: spaCy's small English
-    model leaves "£", "$" and "€" outside its MONEY entities ("£118.75" is read as "118.75"), and an
-    answer of "118.75" to "What is the weekly rate?" drops what it is counted in."""
-    at = sentence.find(amount)
-    sign = CURRENCY_BEFORE.search(sentence[:at]) if at > 0 else None
-    return sentence[sign.start():at] + amount if sign else amount
+    return (found.index, found.value) if found else (0, "")
 
 
 # --- ASK ---------------------------------------------------------------------------------

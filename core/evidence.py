@@ -394,8 +394,22 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
         anchors_names = [t.i for t in doc if _stem(t.text) in names]
         best = min(values, key=lambda e: (_distance(e, anchors_relation, len(doc)),
                                           _distance(e, anchors_names, len(doc))))
-        return AnswerValue(i, re.sub(r"['\u2019]s?$", "", best.text), best.label_)
+        return AnswerValue(i, re.sub(r"['\u2019]s?$", "", _with_currency(best).text), best.label_)
     return None
+
+
+# A currency sign written as its own token before an amount: "£", "$", "US$", "€" …
+CURRENCY_SIGN = re.compile(r"(?:[A-Z]{1,2})?[£$€¥₹]")
+
+
+def _with_currency(value):
+    """A MONEY entity with the currency sign written before it: spaCy's small English model leaves "£",
+    "$" and "€" outside its MONEY entities ("£118.75" is read as "118.75"), and "118.75" as the answer to
+    "What is the weekly rate?" drops what it is counted in."""
+    before = value.doc[value.start - 1] if value.start else None
+    if value.label_ == "MONEY" and before is not None and CURRENCY_SIGN.fullmatch(before.text):
+        return value.doc[value.start - 1:value.end]
+    return value
 
 
 def _initials(title: str) -> set[str]:

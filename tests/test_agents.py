@@ -13,7 +13,7 @@ import pytest
 
 from core.abduction import Abduction, Premise
 from core.agents import (AbstainAgent, AnswerAgent, AskAgent, Response, evidence_sentences, grounding_check,
-                         grounding_scores, hedging_check, respond, with_currency)
+                         grounding_scores, hedging_check, respond)
 from core.claims import ClaimBuilder
 from core.generation import CACHE, OpenAICompatibleBackend
 from core.text import split_sentences
@@ -344,16 +344,6 @@ def test_an_amount_keeps_the_currency_sign_its_sentence_writes(claims):
     out = AnswerAgent(mode="extractive").run(trace(question, [fuel], claims.run(question), best=(1,)),
                                              decision("ANSWER", "default_answer"))
     assert out.answer == "£300"
-
-
-@pytest.mark.parametrize("amount, sentence, expected", [
-    ("30 million", "By 2014 it had raised US$30 million.", "US$30 million"),
-    ("45", "A replacement costs € 45.", "€ 45"),
-    ("300", "About 300 people came.", "300"),  # no sign: as found
-    ("$99", "It cost $99.", "$99"),  # the sign already in the entity
-])
-def test_with_currency(amount, sentence, expected):
-    assert with_currency(amount, sentence) == expected
 
 
 def test_no_value_of_the_asked_kind_gives_the_sentence_not_a_wrong_number(claims):

@@ -266,6 +266,18 @@ def test_a_number_repeated_in_digits_is_still_read_as_one_value(question, senten
     assert found is not None and found.value == value
 
 
+@pytest.mark.parametrize("question, sentence, title, value", [
+    ("How much had the fund raised by 2014?", "By 2014 the fund had raised US$30 million.", "Fund", "US$30 million"),
+    ("How much does a replacement pass cost?", "A replacement pass costs € 45.", "Bus pass", "€ 45"),
+    ("How much is the Winter Fuel Payment?", "It is £300 a year for a household.", "Winter Fuel Payment", "£300"),
+    ("How much did a new battery cost?", "A new battery cost $99.", "Battery", "$99"),
+])
+def test_an_amount_keeps_the_currency_sign_the_model_leaves_outside_it(question, sentence, title, value):
+    """spaCy's small model reads "£300" as the MONEY "300": the value is the amount as written."""
+    found = answer_value(question, "MONEY", [sentence], [title])
+    assert found is not None and found.value == value
+
+
 def test_the_asked_entity_may_be_named_by_the_sentences_section():
     question, sentence = "How much is the Hardship Grant?", "It pays £400 a year."
     assert answer_value(question, "MONEY", [sentence], ["Student support"]) is None
