@@ -231,6 +231,17 @@ def unsaid_share(trace: Trace) -> float:
     return sum(shares) / len(shares) if shares else 0.0
 
 
+def last_settled(trace: Trace) -> int | None:
+    """The index of the condition the dialogue's last follow-up settled; None without a history or
+    when that follow-up spoke to no condition the reader found (it missed part of the rule)."""
+    if not trace.query.history:
+        return None
+    question, reply = trace.query.history[-1]
+    said = f"{straight_quotes(question)} {straight_quotes(reply)}"
+    settled = [k for k, c in enumerate(trace.variables.conditions) if c.method.startswith("history") and c.support == said]
+    return settled[-1] if settled else None
+
+
 def rule_points(text: str) -> int:
     """How many points a rule text makes that a dialogue may have to settle: its bullets, or in running
     text the comma-separated parts of its inline lists ("municipalities, family farmers and fishermen": 2)
@@ -288,6 +299,13 @@ def features(trace: Trace) -> dict[str, float]:
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
     points = rule_points(top.passage.text) if top else 0
+    last = last_settled(trace)
+    # the conditions after the one the last follow-up settled (all of them when it settled none)
+    after_last = conditions[last + 1:] if last is not None else conditions
+    all_of = any(c.group == "all" for c in conditions)
+    any_of = any(c.group == "any" for c in conditions)
+    last_yes = bool(answers) and answers[-1].startswith("yes")
+    last_no = bool(answers) and answers[-1].startswith("no")
     return {
         # topic
         "dense_top": s.dense_top,
@@ -334,11 +352,11 @@ def features(trace: Trace) -> dict[str, float]:
         "history_no": float(min(sum(a.startswith("no") for a in answers), 6)),
         "scenario_words": math.log1p(len(trace.query.scenario.split())),
         # how the conditions combine: one "no" fails an all-of list, one "yes" settles an any-of list
-        "all_group": float(any(c.group == "all" for c in conditions)),
-        "any_group": float(any(c.group == "any" for c in conditions)),
+        "all_group": float(all_of),
+        "any_group": float(any_of),
         "unclear_group": float(any(c.group == "unclear" for c in conditions)),
-        "no_in_all_group": float(any(c.group == "all" for c in conditions) and any(a.startswith("no") for a in answers)),
-        "yes_in_any_group": float(any(c.group == "any" for c in conditions) and any(a.startswith("yes") for a in answers)),
+        "no_in_all_group": float(all_of and any(a.startswith("no") for a in answers)),
+        "yes_in_any_group": float(any_of and any(a.startswith("yes") for a in answers)),
         "unasked": float(min(max(len(conditions) - len(answers), 0), 6)),
         "unaddressed": float(min(unaddressed(trace), 6)),
         "unsaid_share": unsaid_share(trace),
@@ -352,8 +370,15 @@ def features(trace: Trace) -> dict[str, float]:
         "condition_markers": bearing * min(markers, 8),
         "markers_unanswered": bearing * max(min(markers - len(answers), 8), -4),
         "points_unanswered": bearing * max(min(points - len(answers), 8), -4),
-        "last_answer_yes": float(bool(answers) and answers[-1].startswith("yes")),
-        "last_answer_no": float(bool(answers) and answers[-1].startswith("no")),
+        "last_answer_yes": float(last_yes),
+        "last_answer_no": float(last_no),
+        # A dialogue asks about a rule's conditions in their order and stops once the rule is decided:
+        # where the last follow-up landed says what is left (ShARC train, grouped 5-fold: p_open's
+        # held-out AUROC 0.818 -> 0.825 with these four)
+        "last_follow_up_read": float(last is not None),
+        "missing_after_last": float(min(sum(c.status == "missing" for c in after_last), 6)),
+        "yes_with_more_after": float(last_yes and all_of) * min(len(after_last), 6),
+        "last_reply_decides": float((last_yes and any_of) or (last_no and all_of)),
         # referents
         "ambiguity": s.ambiguity,
         **{f"amb_{k}": v for k, v in sorted(s.ambiguity_heuristics.items())},
@@ -464,5 +489,6 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     n_described = len(described(trace.query.question, trace.passages, trace.query.scenario))
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
                       n_described=n_described, n_unknown_names=len(unknown_names(trace)),
-                      statement=int(values["yes_no_claim"] and not values["personal"]), **probs)
+                      statement=int(values["yes_no_claim"] and not values["personal"]),
+                      yes_no=int(values["yes_no_claim"]), **probs)
     return replace(trace, signals=signals)

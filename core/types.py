@@ -184,6 +184,9 @@ class Signals:
     # 1 when the claim is a statement to check (a contract's "Receiving Party shall …", a yes/no question not
     # about the asker), not a question for a value or about the asker's circumstances
     statement: int = 0
+    # 1 when the claim is answered yes or no (a yes/no question, a statement to check), 0 when the question
+    # asks for a value ("How early can I claim?")
+    yes_no: int = 0
     follow_ups_answered: int = 0  # follow-up questions the user has answered yes or no: a dialogue is under way
 
 

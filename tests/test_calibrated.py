@@ -177,10 +177,12 @@ def test_with_probabilities_counts_the_follow_ups_answered_yes_or_no():
 
 
 def _with_conditions(*conditions, history=()):
-    """A hand-made trace whose condition reader found ``conditions`` ((text, status, group) each)."""
+    """A hand-made trace whose condition reader found ``conditions`` ((text, status, group) each, or
+    (text, status, group, support) for one an answered follow-up settled)."""
     from core.types import Condition, VariableState
-    read = tuple(Condition(text=t, user_voice=t, kind="bullet", passage_id="doc#0", group=g, status=st)
-                 for t, st, g in conditions)
+    read = tuple(Condition(text=t, user_voice=t, kind="bullet", passage_id="doc#0", group=g, status=st,
+                           support=rest[0] if rest else "", method="history (similarity 0.90)" if rest else "")
+                 for t, st, g, *rest in conditions)
     trace = factories.trace()
     return replace(trace, query=replace(trace.query, question="Is my child eligible?", history=history),
                    variables=VariableState((), read, (), 0.0, "undetermined"))
@@ -196,6 +198,44 @@ def test_unsaid_share_is_the_share_of_each_conditions_words_the_dialogue_has_not
     assert calibrated.features(asked)["unsaid_share"] == pytest.approx(len(unsaid) / len(words))
     assert 0 < calibrated.features(asked)["unsaid_share"] < calibrated.features(_with_conditions(condition))["unsaid_share"]
     assert calibrated.features(factories.trace())["unsaid_share"] == 0.0  # no conditions
+
+
+def test_what_is_left_after_the_condition_the_last_follow_up_settled():
+    """A dialogue asks about a rule's conditions in their order: where its last follow-up landed says
+    what is still open, and a reply can decide a list by itself (no to an all-of list, yes to an any-of)."""
+    own, built, income = "own your home", "live in a property built before 1990", "earn less than £32,000"
+    asked = ("Do you own your home?", "Yes")
+    first = _with_conditions((own, "established", "all", "Do you own your home? Yes"), (built, "missing", "all"),
+                             (income, "missing", "all"), history=(asked,))
+    values = calibrated.features(first)
+    assert values["last_follow_up_read"] == 1.0
+    assert values["missing_after_last"] == 2.0 and values["yes_with_more_after"] == 2.0
+    assert values["last_reply_decides"] == 0.0
+    # the last follow-up asked about the last condition: nothing is left after it
+    last = ("Do you earn less than £32,000?", "Yes")
+    done = calibrated.features(_with_conditions(
+        (own, "missing", "all"), (built, "missing", "all"),
+        (income, "established", "all", "Do you earn less than £32,000? Yes"), history=(last,)))
+    assert done["missing_after_last"] == 0.0 and done["yes_with_more_after"] == 0.0
+    # a follow-up the reader matched to no condition: every missing condition may still be open
+    unread = calibrated.features(_with_conditions((own, "missing", "all"), (built, "missing", "all"),
+                                                  history=(("Are you a tenant?", "No"),)))
+    assert unread["last_follow_up_read"] == 0.0 and unread["missing_after_last"] == 2.0
+    assert unread["last_reply_decides"] == 1.0  # a no in an all-of list
+    either = calibrated.features(_with_conditions((own, "established", "any", "Do you own your home? Yes"),
+                                                  (built, "missing", "any"), history=(asked,)))
+    assert either["last_reply_decides"] == 1.0 and either["yes_with_more_after"] == 0.0
+    assert calibrated.features(factories.trace())["last_follow_up_read"] == 0.0  # no history
+
+
+def test_real_the_last_follow_up_is_located_among_the_rules_conditions(sample_pipeline):
+    from core.pipeline import make_query
+    question = "Can I get the Home Insulation Grant?"
+    first = calibrated.features(sample_pipeline.analyze(make_query(question, "", [("Do you own your home?", "Yes")])))
+    second = calibrated.features(sample_pipeline.analyze(make_query(
+        question, "", [("Do you own your home?", "Yes"), ("Was your home built before 1990?", "Yes")])))
+    assert first["last_follow_up_read"] == second["last_follow_up_read"] == 1.0
+    assert 0 < second["missing_after_last"] == first["missing_after_last"] - 1
 
 
 def test_an_unclear_list_with_one_item_met_and_another_not_is_decided():

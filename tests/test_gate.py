@@ -186,7 +186,7 @@ CALIBRATED = {"rule_topic_absent": True, "rule_several_referents": True, "rule_c
 @pytest.mark.parametrize("change, action, rule", [
     ({"p_topic": 0.2}, "ABSTAIN", "topic_absent"),
     ({"n_referents": 2}, "ASK", "several_referents"),
-    ({"p_open": 0.8}, "ASK", "condition_open"),
+    ({"p_open": 0.8, "yes_no": 1}, "ASK", "condition_open"),
     ({"p_fact": 0.3}, "ABSTAIN", "fact_absent"),
     ({"p_topic": 0.2, "n_referents": 3}, "ABSTAIN", "topic_absent"),  # no topic, no referents to choose
     # documents that each say what the question says of the thing it refers to: asked before the topic
@@ -200,6 +200,16 @@ def test_each_calibrated_probability_decides_through_its_own_rule(change, action
     assert (decision.action, decision.rule) == (action, rule)
     fired = next(r for r in decision.rules if r.name == rule)
     assert all(c.holds for c in fired.comparisons)
+
+
+def test_only_a_yes_no_question_is_asked_about_by_the_probability_of_an_open_condition():
+    """P(condition open) was fitted on rule questions answered yes or no; a question for a value ("How early
+    can I claim?") is asked about only a condition the reader found unsettled."""
+    values = {**settings.defaults(), **CALIBRATED}
+    asks_value = decide_signals(signals(p_open=0.8, yes_no=0), values)
+    assert (asks_value.action, asks_value.rule) == ("ANSWER", "default_answer")
+    unsettled = decide_signals(signals(p_open=0.8, yes_no=0, incompleteness=0.5, n_missing=1), values)
+    assert (unsettled.action, unsettled.rule) == ("ASK", "missing_variables")
 
 
 def test_a_failed_condition_answers_no_before_an_open_one_is_asked():
@@ -223,8 +233,10 @@ def test_a_value_the_evidence_lacks_is_refused_before_any_condition_is_asked():
     # a user who fails a condition is still told so
     failed = decide(trace(signals(answer_type_found=0.0, n_contradicted=1, condition_outcome="failed")))
     assert (failed.action, failed.rule) == ("ANSWER", "conditions_failed")
-    # with the value found, the open condition is asked
-    assert decide(trace(signals(p_open=0.9, answer_type_found=1.0))).rule == "condition_open"
+    # with the value found, the unsettled condition is asked (a question for a value: by the reader's
+    # missing condition, not by P(condition open))
+    asked = decide(trace(signals(p_open=0.9, incompleteness=0.5, n_missing=1, answer_type_found=1.0)))
+    assert (asked.action, asked.rule) == ("ASK", "missing_variables")
 
 
 def test_a_question_that_refers_by_a_pronoun_to_nothing_said_is_asked_about_not_refused():

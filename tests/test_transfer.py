@@ -28,8 +28,8 @@ CALIBRATED_ONLY = {**settings.defaults(), **{s.name: False for s in settings.SET
 
 def test_each_configuration_is_scored_on_each_set_with_recall_share_and_auroc():
     run = _run([("ANSWER", {"p_topic": 0.9, "p_fact": 0.9}, True), ("ANSWER", {"p_topic": 0.8, "p_fact": 0.7}, False),
-                ("ASK", {"p_open": 0.9}, True), ("ABSTAIN", {"p_topic": 0.1}, False),
-                ("ABSTAIN", {"p_fact": 0.2}, False), ("ASK", {"p_open": 0.4}, True)])
+                ("ASK", {"p_open": 0.9, "yes_no": 1}, True), ("ABSTAIN", {"p_topic": 0.1}, False),
+                ("ABSTAIN", {"p_fact": 0.2}, False), ("ASK", {"p_open": 0.4, "yes_no": 1}, True)])
     rows = table_rows({"set A": run}, {"calibrated only": CALIBRATED_ONLY})
     assert len(rows) == 1
     r = rows[0]

@@ -107,8 +107,12 @@ RULES: tuple[Rule, ...] = (
      "it. (Wh-questions not about the asker only: a contract's or a rule text's own wording often names the "
      "parties and schemes otherwise.)"),
     ("condition_open", "ASK",
-     lambda s, t: [_cmp("p_open", s.p_open, ">", t["open_max"])],
-     "A condition the answer depends on is probably not settled by what the user said: ask about it."),
+     lambda s, t: [_cmp("p_open", s.p_open, ">", t["open_max"]),
+                   _cmp("yes_no", s.yes_no, "==", 1)],
+     "A condition the answer depends on is probably not settled by what the user said: ask about it. (A "
+     "yes/no question only: P(condition open) was fitted on rule questions answered yes or no, and on a "
+     "question for a value it reads what it learnt of those; such a question is asked about a condition the "
+     "reader found unsettled, by the missing-variables rule.)"),
     ("missing_variables", "ASK",
      lambda s, t: [_cmp("incompleteness", s.incompleteness, ">", t["incompleteness_max"])],
      "A condition the answer depends on is not established: ask the user about it."),
