@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from core.retrieval import ACRONYM, acronym_expansions
-from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
+from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize, with_apostrophes
 from core.types import Trace
 from core.variables import FIRST_PERSON, GENERIC_ASK, NO, YES, conditions_apply, content_words
 
@@ -237,7 +237,7 @@ def last_settled(trace: Trace) -> int | None:
     if not trace.query.history:
         return None
     question, reply = trace.query.history[-1]
-    said = f"{straight_quotes(question)} {straight_quotes(reply)}"
+    said = f"{straight_quotes(question)} {with_apostrophes(reply)}"  # as the condition reader wrote it
     settled = [k for k, c in enumerate(trace.variables.conditions) if c.method.startswith("history") and c.support == said]
     return settled[-1] if settled else None
 

@@ -211,6 +211,17 @@ def straight_quotes(text: str) -> str:
     return text.translate(_STRAIGHT)
 
 
+# A negative contraction typed without its apostrophe ("I havent been offered a place", "dont", "cant").
+_BARE_CONTRACTION = re.compile(r"\b(do|does|did|ca|wo|is|are|was|were|have|has|had|should|would|could|need)nt\b", re.I)
+
+
+def with_apostrophes(text: str) -> str:
+    """``straight_quotes``, and a negative contraction typed without its apostrophe given one ("havent" →
+    "haven't", "cant" → "can't"): what a user says is read by negation cues written with it. Not the same
+    length: for reading a user's words, never for offsets into a document."""
+    return _BARE_CONTRACTION.sub(lambda m: m.group(1) + "n't", straight_quotes(text))
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercase word tokens for BM25 (and the coverage signal): no stopwords, no possessive 's,
     plural -s folded ("allowances" → "allowance") so the two sides of a match agree."""

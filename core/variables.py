@@ -30,7 +30,8 @@ from typing import Sequence
 import numpy as np
 
 from core import models, nli, places, quantities, voice
-from core.text import LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker
+from core.text import (LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker,
+                       with_apostrophes)
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
 ANY_CUE = re.compile(r"\b(any|one|at least one) of\b|\bany of the following\b|\beither\b", re.I)
@@ -74,8 +75,8 @@ class VariableStage:
     condition_topic_share: float = 0.5
 
     def run(self, query: Query, passages: tuple[Passage, ...], personal: bool | None = None) -> VariableState:
-        query = replace(query, question=straight_quotes(query.question), scenario=straight_quotes(query.scenario),
-                        history=tuple((straight_quotes(q), straight_quotes(a)) for q, a in query.history))
+        query = replace(query, question=with_apostrophes(query.question), scenario=with_apostrophes(query.scenario),
+                        history=tuple((straight_quotes(q), with_apostrophes(a)) for q, a in query.history))
         known = known_variables(query)
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
@@ -570,7 +571,7 @@ def extract_conditions(passage: Passage) -> list[Condition]:
             kind, group = list_logic(listed[0][1], [raw for raw, _ in listed])
             conditions.extend(_condition(_list_item(raw), kind, passage.id, group, lead) for raw, lead in listed)
             listed.clear()
-        if any(_predicate_like(_list_item(raw)) for raw in loose):
+        if any(_predicate_like(_list_item(raw)) for raw in loose) or _things_listed(loose_list, loose):
             # A loose list is read when some item is a predicate ("### Parenting Payment / * have income
             # under the limits"; "* Income Support" alone is not a rule's item), and then whole: read in
             # part, a list of alternatives ("may be asked questions by: * your representative * the
@@ -812,6 +813,24 @@ def _item_scope(lead: str) -> str:
 
 INLINE_LIST = re.compile(r":\s+(.+)$")
 PREDICATE_START = frozenset("you you're your be are is have has not can can't cannot must".split())
+
+
+# What opens an item that says how or for what rather than naming a thing ("for work done while in prison").
+ITEM_PREPOSITION = frozenset("for as with without in on to by from at of".split())
+# Where an item's name ends and an aside about it starts ("leather goods - for example, handbags").
+ITEM_ASIDE = re.compile(r"\s+[-–—(]\s*|,?\s+(?:for example|such as|including)\b")
+
+
+def _things_listed(lead: str, items: list[str]) -> bool:
+    """Two or more things (short noun phrases) listed under a lead-in sentence that names no condition:
+    "The banned luxury goods for North Korea are: * high quality cigars …", "benefits including: *
+    Attendance Allowance …". A question about one of them ("Can I export this product?") turns on which
+    it is, so each is a condition, read as alternatives ("It is high quality cigars."). Under a heading a
+    list of names states no rule ("### Sanctionable benefits"), and a long item is a clause or a party's
+    description, not a thing named."""
+    names = [ITEM_ASIDE.split(_list_item(raw))[0] for raw in items]
+    return lead.rstrip().endswith(":") and not lead.startswith("#") and len(names) >= 2 and \
+        all(0 < len(n.split()) <= 10 and n.split()[0].lower() not in ITEM_PREPOSITION for n in names)
 
 
 def _predicate_like(item: str) -> bool:

@@ -47,6 +47,20 @@ def test_the_answer_check_and_the_index_split_sentences_alike():
                                                        "The fee is £88.50 online."]
 
 
+@pytest.mark.parametrize("typed, read", [
+    ("I havent been offered a place on this course.", "I haven't been offered a place on this course."),
+    ("i dont have kids and my wife isnt working", "i don't have kids and my wife isn't working"),
+    ("We cant, and Wont", "We can't, and Won't"),
+    ("I don\u2019t", "I don't"),
+    ("I want the constant attendance allowance", "I want the constant attendance allowance"),  # no contraction
+])
+def test_a_negative_contraction_typed_without_its_apostrophe_gets_one(typed, read):
+    """ShARC train scenarios (training data) write "havent", "dont", "wasnt": the negation cues are written
+    with the apostrophe."""
+    from core.text import with_apostrophes
+    assert with_apostrophes(typed) == read
+
+
 def test_straight_quotes_keeps_length_and_straightens_apostrophes():
     from core.text import straight_quotes
     text = "You can\u2019t claim \u2018Carer\u2019s Allowance\u2019"

@@ -513,6 +513,61 @@ def test_a_list_under_a_heading_and_an_inline_list_are_conditions():
     assert [c.text for c in inline] == ["meet SBA size standards", "be for-profit", "be able to demonstrate repayment"]
 
 
+NORTH_KOREA = """## North Korea
+
+The banned luxury goods for North Korea are:
+
+* high quality cigars and cigarillos
+* luxury perfumes, toilet waters, cosmetics, make up and beauty products
+* high quality leather goods - for example, handbags travel goods and saddlery
+"""
+
+
+def test_things_listed_under_a_lead_in_are_alternatives_a_question_turns_on():
+    """ShARC train rule (training data): "Can I export this product to North Korea?" is asked item by item
+    ("Is it high quality cigars and cigarillos?"); before, no condition was read from the list at all."""
+    goods = extract_conditions(passage(NORTH_KOREA))
+    assert [c.text for c in goods][0] == "high quality cigars and cigarillos" and len(goods) == 3
+    assert {c.group for c in goods} == {"unclear"}  # nothing says "any", and combine reads it as alternatives
+    assert goods[0].user_voice == "It is high quality cigars and cigarillos."
+    benefits = extract_conditions(passage("You can ask for mandatory reconsideration for benefits including:\n\n"
+                                          "* Attendance Allowance\n* Carer's Allowance\n* Pension Credit\n"))
+    assert [c.text for c in benefits] == ["Attendance Allowance", "Carer's Allowance", "Pension Credit"]
+    # how or for what, not things: "Paid work does not include money paid: * for work done while in prison"
+    assert extract_conditions(passage("Paid work does not include money paid:\n\n* for a 'Rent a Room' scheme\n"
+                                      "* for work done while in prison\n")) == []
+    # a contract's parties are described at length, not named as things
+    parties = ("This Agreement is made on 3 February 2025 between:\n\n* Brightline Analytics Ltd, a company registered "
+               "in the Republic of Calvera with company number CV-118204, whose registered office is at 14 Quay Street\n"
+               "* Harrowgate Medical Systems plc, a company registered in the Republic of Calvera with company number "
+               "CV-090377\n")
+    assert extract_conditions(passage(parties)) == []
+
+
+def test_real_a_question_about_one_of_the_things_listed_is_asked_which_it_is(nli_model):
+    from core.types import Query
+    stage = VariableStage()
+    state = stage.run(Query("Can I export this product to North Korea?", "I run a small shop.",
+                            (("Is it high quality cigars and cigarillos?", "No"),)), (passage(NORTH_KOREA),))
+    assert [c.status for c in state.conditions][0] == "contradicted"
+    assert state.outcome == "undetermined" and len(state.missing) == 2
+    listed = stage.run(Query("Can I export this product to North Korea?",
+                             "The product is high quality cigars and cigarillos."), (passage(NORTH_KOREA),))
+    assert listed.conditions[0].status == "established" and listed.outcome == "satisfied"
+
+
+def test_real_a_negation_typed_without_its_apostrophe_still_denies(nli_model):
+    """ShARC train (training data): "I havent been offered a place on this course." had established "have been
+    offered a place on a course"."""
+    from core.types import Query
+    rule = ("You can apply for a Tier 4 (General) student visa to study in the UK if you're 16 or over and you:\n\n"
+            "* have been offered a place on a course\n* can speak, read, write and understand English\n")
+    state = VariableStage().run(Query("Can I apply for a Tier 4 (General) student visa?",
+                                      "I havent been offered a place on this course."), (passage(rule),))
+    offered = next(c for c in state.conditions if "offered" in c.text)
+    assert offered.status == "contradicted" and offered.method.startswith("negation")
+
+
 def test_a_loose_list_is_read_by_the_conjunction_its_items_end_with():
     """ShARC train rules (training data): items ending in "OR" under a lead-in that names no condition
     are alternatives; under "… because:" nothing says which (unclear); a heading's items stay requirements."""
