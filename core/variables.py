@@ -573,7 +573,8 @@ def extract_conditions(passage: Passage) -> list[Condition]:
             listed.clear()
         if any(_predicate_like(_list_item(raw)) for raw in loose) or _things_listed(loose_list, loose):
             # A loose list is read when some item is a predicate ("### Parenting Payment / * have income
-            # under the limits"; "* Income Support" alone is not a rule's item), and then whole: read in
+            # under the limits"; "* Income Support" alone is not a rule's item) or it names things under a
+            # lead-in sentence (``_things_listed``), and then whole: read in
             # part, a list of alternatives ("may be asked questions by: * your representative * the
             # judge") would fail on the one item read when the user's case is another.
             # A heading's items are a rule's requirements unless they end in "or"; under a lead-in that
@@ -825,7 +826,8 @@ def _things_listed(lead: str, items: list[str]) -> bool:
     """Two or more things (short noun phrases) listed under a lead-in sentence that names no condition:
     "The banned luxury goods for North Korea are: * high quality cigars …", "benefits including: *
     Attendance Allowance …". A question about one of them ("Can I export this product?") turns on which
-    it is, so each is a condition, read as alternatives ("It is high quality cigars."). Under a heading a
+    it is, so each is a condition ("It is high quality cigars."), one of an unmarked list that ``combine``
+    reads as alternatives unless the items' endings say otherwise. Under a heading a
     list of names states no rule ("### Sanctionable benefits"), and a long item is a clause or a party's
     description, not a thing named."""
     names = [ITEM_ASIDE.split(_list_item(raw))[0] for raw in items]
