@@ -49,7 +49,7 @@ from core.claims import ClaimBuilder  # noqa: E402
 from core.kb import Document, chunk_document  # noqa: E402
 from core.pipeline import make_query  # noqa: E402
 from core.types import Condition  # noqa: E402
-from core.variables import VariableStage, extract_conditions  # noqa: E402
+from core.variables import VariableStage, extract_conditions, follow_up_support  # noqa: E402
 
 TRAIN = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "train"
 TOKEN = re.compile(r"[a-z0-9£$%']+")
@@ -177,7 +177,7 @@ def history_matching(utterances: list[dict], trees: dict) -> None:
         history = tuple((h["follow_up_question"], h["follow_up_answer"]) for h in u["history"])
         gold = [" ".join(s.strip() for s in ([x for x in spans if not x.rstrip().endswith(":")] or spans))
                 for spans in (trees[tree_id]["questions"][q] for q, _ in history)]
-        pairs = [(i, next(j for j, (q, a) in enumerate(history) if c.support == f"{q} {a}"))
+        pairs = [(i, next(j for j, (q, a) in enumerate(history) if c.support == follow_up_support(q, a)))
                  for i, c in enumerate(stage._by_history(conditions, make_query(u["question"], history=history)))
                  if c is not None]
         matched += len(pairs)

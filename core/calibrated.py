@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from core.retrieval import ACRONYM, acronym_expansions
-from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize, with_apostrophes
+from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
-from core.variables import FIRST_PERSON, GENERIC_ASK, NO, YES, conditions_apply, content_words
+from core.variables import FIRST_PERSON, GENERIC_ASK, NO, YES, conditions_apply, content_words, follow_up_support
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
@@ -236,8 +236,7 @@ def last_settled(trace: Trace) -> int | None:
     when that follow-up spoke to no condition the reader found (it missed part of the rule)."""
     if not trace.query.history:
         return None
-    question, reply = trace.query.history[-1]
-    said = f"{straight_quotes(question)} {with_apostrophes(reply)}"  # as the condition reader wrote it
+    said = follow_up_support(*trace.query.history[-1])
     settled = [k for k, c in enumerate(trace.variables.conditions) if c.method.startswith("history") and c.support == said]
     return settled[-1] if settled else None
 

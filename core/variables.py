@@ -238,7 +238,7 @@ class VariableStage:
         out: list[Condition | None] = [None] * len(conditions)
         for i, (j, polarity) in closest.items():
             out[i] = replace(conditions[i], status=_flip(polarity, conditions[i]),
-                             support=f"{questions[j]} {query.history[j][1]}",
+                             support=follow_up_support(*query.history[j]),
                              method=f"history (similarity {sims[i, j]:.2f})")
         return out
 
@@ -251,6 +251,13 @@ class VariableStage:
         shares = [len(asked & stems) / len(asked) for stems in condition_stems]
         k = max(range(len(shares)), key=lambda c: (shares[c], sims[c]))
         return k, shares[k] >= self.history_word_share and sims[k] >= self.history_floor
+
+
+def follow_up_support(question: str, reply: str) -> str:
+    """What a condition an answered follow-up settled cites as its support: the question and the reply,
+    as the reader reads them (the one place this is written, so a trace's reader can find the condition
+    a given follow-up settled)."""
+    return f"{straight_quotes(question)} {with_apostrophes(reply)}"
 
 
 STOP = frozenset("meet conditions condition following".split())
