@@ -117,14 +117,14 @@ def test_training_kb_documents_are_what_the_build_script_makes_from_the_training
     built = {p.relative_to(tmp_path): p.read_text(encoding="utf-8") for p in tmp_path.rglob("*.md")}
     shipped = {p.relative_to(training.TRAIN_KB / "documents"): p.read_text(encoding="utf-8")
                for p in (training.TRAIN_KB / "documents").rglob("*.md")}
-    assert len(built) == 17 and built == shipped
+    assert len(built) == 20 and built == shipped
 
 
 def test_training_kb_questions_resolve_and_group_by_document():
     data = training.kb_train()
-    assert len(data.items) == 186 and len({i.id for i in data.items}) == 186
+    assert len(data.items) == 270 and len({i.id for i in data.items}) == 270
     assert {a: sum(i.action == a for i in data.items) for a in ("ANSWER", "ASK", "ABSTAIN")} == {
-        "ANSWER": 62, "ASK": 62, "ABSTAIN": 62}
+        "ANSWER": 90, "ASK": 91, "ABSTAIN": 89}
     texts = {}
     for path in (training.TRAIN_KB / "documents").rglob("*.md"):
         texts[path.relative_to(training.TRAIN_KB / "documents").with_suffix("").as_posix()] = path.read_text(
