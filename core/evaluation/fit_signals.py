@@ -35,7 +35,7 @@ from core.evaluation.training import group_of
 from core.types import Trace
 
 Target = Callable[[LabelledItem], "int | None"]
-# The domains the calibrators are fitted on: each weighs the same, so the 186 questions of ``train_kb``
+# The domains the calibrators are fitted on: each weighs the same, so the 270 questions of ``train_kb``
 # would count as much as 1,735 ShARC utterances; they inform the choice of the gate's defaults instead.
 CALIBRATION_DOMAINS = ("sharc", "contractnli", "squad")
 
