@@ -21,11 +21,14 @@ import argparse
 import csv
 import json
 import re
+import sys
 import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TRAIN_DIR = ROOT.parent / "shared" / "data" / "train"
+sys.path.insert(0, str(ROOT))  # the held-out articles and the training folder are core's
+
+from core.evaluation.training import SQUAD_HELD_OUT, TRAIN_DIR  # noqa: E402
 GUIDES = (
     "https://www.gov.uk/tier-4-general-visa/eligibility",
     "https://www.gov.uk/working-tax-credit/eligibility",
@@ -38,7 +41,6 @@ GUIDES = (
     "https://www.gov.uk/additional-state-pension/inheriting",
     "https://www.gov.uk/national-minimum-wage/who-gets-the-minimum-wage",
 )
-ARTICLES = (0, 1, 3, 4, 6, 7, 9)  # SQuAD train file order: all but core.evaluation.training.SQUAD_HELD_OUT (2, 5, 8)
 PARAGRAPHS = 8
 CONTRACTS = (0, 1, 2)  # ContractNLI train blocks of 17 rows
 CONTRACT_ROWS = 17
@@ -70,7 +72,9 @@ def policy_documents(train_dir: Path) -> dict[str, str]:
 def encyclopedia_documents(train_dir: Path) -> dict[str, str]:
     articles = json.loads((train_dir / "squad2_train_first10.json").read_text(encoding="utf-8"))["data"]
     out = {}
-    for n in ARTICLES:
+    for n in range(len(articles)):
+        if n in SQUAD_HELD_OUT:
+            continue
         title = articles[n]["title"].replace("_", " ")
         paragraphs = [p["context"].strip() for p in articles[n]["paragraphs"][:PARAGRAPHS]]
         out[f"encyclopedia/{slug(title)}.md"] = f"# {title}\n\n" + "\n\n".join(paragraphs) + "\n"
