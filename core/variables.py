@@ -80,15 +80,14 @@ class VariableStage:
         known = known_variables(query)
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
-        conditions: list[Condition] = []
+        read: list[list[Condition]] = []
         if personal and conditions_apply(query.question, passages, self.condition_topic_share,
                                          tuple(q for q, _ in query.history)):
             # ``passages``: the best passage first, then the rest of its document.
-            for passage in passages:
-                conditions = extract_conditions(passage)[: self.max_conditions]
-                if conditions:
-                    break
-        conditions = self._check(conditions, query)
+            read = [found[: self.max_conditions] for passage in passages if (found := extract_conditions(passage))]
+        conditions = self._check(read[0], query) if read else []
+        if combine(conditions) == "undetermined" and not query.history:
+            conditions = self._decisive(read[1:], query) or conditions
         conditions += self._check(section_conditions(conditions, passages)[: self.max_conditions], query)
         outcome = combine(conditions)
         missing = tuple(c.text for c in still_open(conditions)) if outcome == "undetermined" else ()
@@ -99,7 +98,26 @@ class VariableStage:
         return VariableState(known=known_all, conditions=tuple(conditions), missing=missing,
                              incompleteness=incompleteness, outcome=outcome if conditions else "none")
 
-    def _check(self, conditions: list[Condition], query: Query) -> list[Condition]:
+    def _decisive(self, sections: list[list[Condition]], query: Query) -> list[Condition]:
+        """The conditions of the first other passage of the document that the user's facts settle without
+        NLI (a number, a place, the condition's own words or their denial), checked in full; none when no
+        passage is so settled. The best passage's rule may not be the one the user's case falls under:
+        "I'm a company director" meets the minimum wage's "not entitled: company directors", not the
+        apprentice rate's age bands retrieval put first. Settled means every condition met, or a
+        disqualifier met, which excludes the user whatever else the page says; a requirement of another
+        passage failed says nothing (train KB: a page's sections are often other routes or amounts,
+        "If you work less than 24 hours … between you", "If they died before 6 October 2002, you can
+        inherit up to 100%")."""
+        for conditions in sections:
+            quick = self._check(conditions, query, by_nli=False)
+            if combine(quick) == "satisfied" or \
+                    any(c.kind == "disqualifier" and c.status == "contradicted" for c in quick):
+                return self._check(conditions, query)
+        return []
+
+    def _check(self, conditions: list[Condition], query: Query, by_nli: bool = True) -> list[Condition]:
+        """The conditions with their status from the user's facts; ``by_nli=False`` leaves open what only
+        NLI would settle (no model call)."""
         if not conditions:
             return []
         facts = _fact_sentences(query)
@@ -137,6 +155,10 @@ class VariableStage:
         #    against its negation (an SNLI model rarely says "contradiction" for "I don't smoke"
         #    vs "I smoke", but it does see that the fact entails "I do not smoke").
         todo = [i for i, c in enumerate(checked) if c is None]
+        if not by_nli:
+            for i in todo:
+                checked[i] = self._in_so_many_words(conditions[i], facts)
+            todo = []
         if todo and facts:
             pairs = [(fact, hyp) for i in todo for hyp in (conditions[i].user_voice, _negated(conditions[i]))
                      for fact in facts]
@@ -161,24 +183,35 @@ class VariableStage:
         over.") high scores.
         """
         related = [k for k in range(len(facts)) if _related(facts[k], cond.text)]
+        worded = self._in_so_many_words(cond, facts, direct)
+        if worded is not None:
+            return worded
         if not related:
             judged = self._by_scores(cond, facts, direct, negated, list(range(len(facts))),
                                      self.condition_unrelated, math.inf)
             if judged.status == "missing":
                 return replace(cond, status="missing", method="nli (no related fact)")
             return replace(judged, method="nli (no shared word)")
+        return self._by_scores(cond, facts, direct, negated, related, self.condition_entail, self.condition_contradict)
+
+    @staticmethod
+    def _in_so_many_words(cond: Condition, facts: Sequence[str],
+                          direct: Sequence[NliScores] | None = None) -> Condition | None:
+        """Decided by a related fact's own words, whatever NLI says: one that denies the condition, or
+        one that restates it; None when no fact does."""
+        related = [k for k in range(len(facts)) if _related(facts[k], cond.text)]
         denied = next(((k, word) for k in related if (word := denial(facts[k], cond.text))), None)
         if denied is not None:
             # The fact says the opposite in so many words; an NLI model that reads the shared word
             # on both sides often says "entailment" all the same.
             k, word = denied
-            return replace(cond, status=_flip("contradicted", cond), support=facts[k], scores=direct[k],
-                           method=f"negation: the fact denies “{word}”")
+            return replace(cond, status=_flip("contradicted", cond), support=facts[k],
+                           scores=direct[k] if direct else None, method=f"negation: the fact denies “{word}”")
         restated = next((k for k in related if restates(facts[k], cond.text)), None)
         if restated is not None:
             return replace(cond, status=_flip("established", cond), support=facts[restated],
-                           scores=direct[restated], method="words: the fact states the condition")
-        return self._by_scores(cond, facts, direct, negated, related, self.condition_entail, self.condition_contradict)
+                           scores=direct[restated] if direct else None, method="words: the fact states the condition")
+        return None
 
     def _by_scores(self, cond: Condition, facts: tuple[str, ...], direct: list[NliScores], negated: list[NliScores],
                    candidates: list[int], entail_min: float, contradict_min: float) -> Condition:
@@ -405,9 +438,9 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
     """(status, fact, explanation) when a fact puts the user in a place the condition names, or in one
     it cannot be in: "I live alone in Paris" contradicts "you live in Greece", "I am in France" meets
     "you are in an EEA country". The fact must say what the condition says of the place (a shared
-    content word, or only that the user is there when the condition says no more), in the present;
-    facts that place the user both inside and outside decide nothing. ``core.places`` holds the
-    gazetteer."""
+    content word, or only that the user is there when the condition says no more), in the present, in a
+    clause with no negation of its own; facts that place the user both inside and outside decide
+    nothing. ``core.places`` holds the gazetteer."""
     main = condition[: cut.start()] if (cut := SUBORDINATE.search(condition)) else condition
     if NEGATION.search(main):
         return None
@@ -418,10 +451,11 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
     wanted = content_words(_without_places(main, areas)) - AREA_WORDS
     verdicts: list[tuple[bool, str, places.Mention]] = []
     for fact in facts:
-        if NEGATION.search(fact) or UNSURE.search(fact) or FORMERLY.search(fact):
-            continue
         for place in (m for m in places.mentions(fact) if m.readings):
-            said = content_words(_words_beside(fact, place))
+            beside = _words_beside(fact, place)
+            if NEGATION.search(beside) or UNSURE.search(beside) or FORMERLY.search(beside):
+                continue  # only the clause that names the place: "I live in Leeds, and I'm not in hospital"
+            said = content_words(beside)
             says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else said <= PRESENCE
             if says_it and \
                     (lies := places.lies_in(place, areas)) is not None:

@@ -910,6 +910,77 @@ def test_the_section_an_established_condition_heads_says_what_else_that_route_ne
     assert state.outcome == "undetermined"
 
 
+MINIMUM_WAGE_SECTIONS = """# National minimum wage: who gets the minimum wage
+
+## Apprentices
+
+Apprentices are entitled to the apprentice rate if they're either:
+
+* under 19
+* 19 or over and in the first year of their apprenticeship
+
+## Not entitled to the minimum wage
+
+The following types of workers aren't entitled to the National Minimum Wage or National Living Wage:
+
+* self-employed people running their own business
+* company directors
+* volunteers or voluntary workers
+"""
+
+
+def _minimum_wage(scenario: str, history: tuple[tuple[str, str], ...] = ()):
+    passages = tuple(chunk_document(Document("policy/nmw", "National minimum wage", MINIMUM_WAGE_SECTIONS, "nmw.md"),
+                                    4000, 0))
+    assert len(passages) == 2 and "under 19" in passages[0].text
+    return VariableStage().run(Query("Am I entitled to the national minimum wage?", scenario=scenario,
+                                     history=history), passages, personal=True)
+
+
+def test_a_fact_that_settles_another_sections_rule_in_its_own_words_reads_that_section(nli_model):
+    """Train KB: "I'm a company director" falls under "not entitled: company directors", not the
+    apprentice rate's age bands that retrieval put first."""
+    state = _minimum_wage("I'm a company director at the small firm I set up with my brother.")
+    assert state.outcome == "failed", [(c.text, c.status, c.method) for c in state.conditions]
+    assert by_text(state, "company directors").status == "contradicted"
+    assert by_text(state, "company directors").method.startswith("words")
+
+
+def test_the_best_passage_stays_when_no_other_section_is_settled_without_nli(nli_model):
+    state = _minimum_wage("I work in a shop.")
+    assert {c.passage_id for c in state.conditions} == {state.conditions[0].passage_id}
+    assert state.conditions[0].text == "under 19" and state.outcome == "undetermined"
+    # the dialogue has begun on the first section's rule: it is not left for another
+    state = _minimum_wage("I'm a company director.", history=(("Are you under 19?", "I'm not sure"),))
+    assert state.conditions[0].text == "under 19"
+
+
+INHERITING_SECTIONS = """# Additional state pension: inheriting
+
+## If you reached State Pension age on or after 6 April 2016
+
+You can't inherit your spouse or civil partner's Additional State Pension if either:
+
+* your spouse or civil partner died on or after 6 April 2016
+* you remarried before you reached State Pension age
+
+## Maximum SERPS pension you can inherit
+
+If they died before 6 October 2002, you can inherit up to 100% of their SERPS pension.
+"""
+
+
+def test_a_requirement_another_section_fails_does_not_decide(nli_model):
+    """Train KB: another section's "if" may set an amount or another route; failing it is no "no"."""
+    passages = tuple(chunk_document(Document("policy/asp", "Additional State Pension", INHERITING_SECTIONS,
+                                             "asp.md"), 4000, 0))
+    assert len(passages) == 2
+    state = VariableStage().run(Query("Can I inherit my wife's Additional State Pension?",
+                                      scenario="My wife died in 2005."), passages, personal=True)
+    assert {c.passage_id for c in state.conditions} == {passages[0].id}, [c.text for c in state.conditions]
+    assert state.outcome == "undetermined"
+
+
 @pytest.mark.parametrize("condition, fact, expected", [
     ("you'll be living in the UK for at least one day during the week of 18 to 24 September 2017",
      "I'm a British citizen living in my own flat in Cardiff.", "established"),
@@ -924,6 +995,12 @@ def test_the_section_an_established_condition_heads_says_what_else_that_route_ne
     ("you live in the UK", "I don't live in Glasgow any more.", None),  # negation is left to the denial check
     ("you live in the UK and work in an EEA country", "I live in Sweden.", None),  # two places, two clauses
     ("you live in the UK", "I live in Leeds but I work in Paris.", "established"),
+    # a negation in another clause of the fact says nothing of the place (train KB, winter fuel)
+    ("you'll be living in the UK for at least one day during the week of 18 to 24 September 2017",
+     "I'm a British citizen, I live in my own house in Leeds all year round, and I'm not in hospital, prison or a "
+     "care home.", "established"),
+    ("you live in the UK", "I'm not a British citizen, but I live in Leeds.", "established"),
+    ("you live in the UK", "I work in Leeds but I don't live there.", None),
     # a move to a place says the user lives there now (train KB: "I retired to Spain in 2010")
     ("you live in Cyprus, France, Gibraltar, Greece, Malta, Portugal or Spain", "I retired to Spain in 2010.",
      "established"),
