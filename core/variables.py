@@ -734,6 +734,8 @@ ITEM_JOINER = re.compile(r"[\s;,]+(and|or)\s*$", re.I)
 
 # What joins a lead-in's own condition to the list it introduces: "… if you're 16 or over and you:",
 # "… if you don't get Pension Credit but:", "… if you get Universal Credit and one of the following apply:".
+# A lead-in that opens with its own condition before the clause that introduces the list.
+LEADING_CONDITION = re.compile(r"^\W*(?:if|unless|when|where|as long as|provided that)\b", re.I)
 LIST_JOIN = re.compile(r"[\s,]+(?:and|but)\b(?P<rest>(?:\s+\S+){0,6}?)\s*$", re.I)
 # The words after that joiner when they only introduce the list: "one of the following apply", "you",
 # "you're working for a", "meet the following requirements".
@@ -842,12 +844,14 @@ def list_logic(lead_in: str, items: list[str]) -> tuple[str, str]:
 
 def _item_scope(lead: str) -> str:
     """The words of a lead-in that bear on its items: all of it, less the lead-in's own condition where
-    one is joined to the list. A negation there says who the rule is for ("You may be able to apply
-    … if you don't get Pension Credit but:"), not that the items disqualify ("You cannot claim if you:",
-    "You can claim if you don't have:")."""
+    one is joined to the list or opens it. A negation there says who the rule is for ("You may be able to
+    apply … if you don't get Pension Credit but:", "If you won't be living in the UK during the qualifying
+    week, you might still get the payment if both the following apply:"), not that the items disqualify
+    ("You cannot claim if you:", "You can claim if you don't have:")."""
     joined = own_condition_join(lead)
     if joined is None:
-        return lead
+        head = lead.split(":")[0]
+        return _leading_clause(head)[1] if LEADING_CONDITION.match(head) and "," in head else lead
     head = lead[:joined.start()]
     match = IF_CLAUSE.search(head)
     return (head[:match.start()] if match else head) + " " + joined.group("rest")

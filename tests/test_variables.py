@@ -87,6 +87,8 @@ def test_an_unclear_list_is_read_as_alternatives(statuses, outcome):
     ("You may get a higher rate of Family Tax Benefit Part B if you’re returning to work for the first time since:", []),
     ("To determine if you are eligible for unemployment benefits we examine:", []),  # "if" as "whether"
     ("You still get Statutory Maternity Leave if your baby:", []),  # the items are the baby's predicates
+    ("If you won't be living in the UK during the qualifying week, you might still get the payment if both the "
+     "following apply:", ["you won't be living in the UK during the qualifying week"]),
 ])
 def test_a_lead_in_states_its_own_conditions_besides_its_list(lead, wanted):
     assert [c.text for c in lead_conditions(lead, "p")] == wanted
@@ -768,6 +770,12 @@ def test_a_leading_if_clause_ends_at_its_comma(sentence, expected):
      "Credit element of Pension Credit but:", ["* your energy supplier is part of the scheme", "* you're on a low "
                                                "income"], ("bullet", "unclear")),
     ("You can claim if you don't have:", ["* savings over £16,000", "* a second home"], ("disqualifier", "all")),
+    # train KB: a negation in the lead-in's opening condition says who the list is for
+    ("If you won't be living in the UK during the qualifying week, you might still get the payment if both the "
+     "following apply:", ["* you live in Switzerland or a European Economic Area (EEA) country",
+                          "* you have a genuine link with the UK social security system"], ("bullet", "all")),
+    ("If you're getting any of the following, you can't claim:", ["* Pension Credit", "* Income Support"],
+     ("disqualifier", "all")),
     # ShARC train: each item requires on its own, so every one is needed
     ("To qualify for Guarantee Credit:", ["* you must live in England, Scotland or Wales",
                                           "* you or your partner must have reached Pension Credit qualifying age"],
