@@ -88,6 +88,11 @@ class VariableStage:
         conditions = self._check(read[0], query) if read else []
         if combine(conditions) == "undetermined" and not query.history:
             conditions = self._decisive(read[1:], query) or conditions
+        elif combine(conditions) == "satisfied" and all(c.kind == "disqualifier" for c in conditions):
+            # Not excluded says nothing of what the page requires ("you live in Cyprus, France … or Spain"
+            # does not hold; when were you born?): the first passage that requires something is read too.
+            required = next((found for found in read[1:] if any(c.kind != "disqualifier" for c in found)), [])
+            conditions += self._check(required, query)
         conditions += self._check(section_conditions(conditions, passages)[: self.max_conditions], query)
         outcome = combine(conditions)
         missing = tuple(c.text for c in still_open(conditions)) if outcome == "undetermined" else ()
@@ -122,6 +127,9 @@ class VariableStage:
             return []
         facts = _fact_sentences(query)
         asked_for = quantities.applicant(query.question)
+        whole = list(conditions)
+        conditions = list(conditions)
+        number_met: dict[int, str] = {}  # conditions whose number arithmetic met: the rest is checked below
         checked: list[Condition | None] = [None] * len(conditions)
         # 1. answered follow-up questions that ask about the condition
         if query.history:
@@ -133,6 +141,14 @@ class VariableStage:
             if checked[i] is None and facts:
                 numeric = quantities.check(cond.text, list(facts), asked_for=asked_for) or \
                     quantities.check(cond.user_voice, list(facts), asked_for=asked_for)
+                rest = beyond_its_numbers(cond.text) if numeric is not None and numeric.status == "established" else ""
+                if rest:
+                    # the number met settles its part only: "19 or over | and in the first year …" is
+                    # decided by what the steps below make of the rest
+                    number_met[i] = numeric.explanation
+                    conditions[i] = replace(cond, text=rest,
+                                            user_voice=voice.to_user_voice(rest, object_lead(rest, cond.lead)))
+                    continue
                 if numeric is not None:
                     checked[i] = replace(cond, status=_flip(numeric.status, cond), support=numeric.fact,
                                          method=f"numeric: {numeric.explanation}")
@@ -167,7 +183,11 @@ class VariableStage:
             for n, i in enumerate(todo):
                 block = scores[n * size:(n + 1) * size]
                 checked[i] = self._by_nli(conditions[i], facts, block[:len(facts)], block[len(facts):])
-        return [c if c is not None else conditions[i] for i, c in enumerate(checked)]
+        out = [c if c is not None else conditions[i] for i, c in enumerate(checked)]
+        for i, explanation in number_met.items():
+            out[i] = replace(out[i], text=whole[i].text, user_voice=whole[i].user_voice,
+                             method=f"numeric: {explanation}; the rest: {out[i].method or 'not said'}")
+        return out
 
     def _by_nli(self, cond: Condition, facts: tuple[str, ...], direct: list[NliScores],
                 negated: list[NliScores]) -> Condition:
@@ -684,6 +704,27 @@ def clause_conditions(said: str, kind: str, passage_id: str) -> list[Condition]:
         else:
             conditions.append(_condition(part, kind, passage_id, "all"))
     return conditions
+
+
+AND = re.compile(r",?\s+and\s+", re.I)
+PERSON_WORD = re.compile(r"\b(?:you|you're|you've|your|they|they're|their|he|she|his|her)\b", re.I)
+
+
+def beyond_its_numbers(condition: str) -> str:
+    """What the condition joins to its quantities that states none and says something of its own ("" when
+    nothing): "in the first year of their apprenticeship" of "19 or over and in the first year of their
+    apprenticeship", "your partner is incapacitated" of "you work at least 16 hours a week and your
+    partner is incapacitated". Arithmetic that meets the number settles only its part; it can still fail
+    the whole. A part before any quantity that names no one is what the bound is of ("savings and
+    investments of less than £16,000"), and "16 and over" adds nothing."""
+    parts = AND.split(condition)
+    numbered, rest = False, []
+    for part in parts if len(parts) > 1 else ():
+        if quantities.extract(part):
+            numbered = True
+        elif content_words(part) and (numbered or PERSON_WORD.search(part)):
+            rest.append(part)
+    return " and ".join(rest)
 
 
 # "… and you …", "… and your partner …": where a clause with a subject of its own joins the one before.

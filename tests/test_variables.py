@@ -989,6 +989,67 @@ def test_a_requirement_another_section_fails_does_not_decide(nli_model):
     assert state.outcome == "undetermined"
 
 
+@pytest.mark.parametrize("condition, expected", [
+    ("19 or over and in the first year of their apprenticeship", "in the first year of their apprenticeship"),
+    ("you work at least 16 hours a week and your partner is incapacitated", "your partner is incapacitated"),
+    ("you live in the UK and are 65 or over", "you live in the UK"),
+    ("savings and investments of less than £16,000", ""),  # what the bound is of
+    ("aged 16 and over", ""),
+    ("between 16 and 19", ""),
+    ("over 18 and under 65", ""),
+    ("under 19", ""),
+])
+def test_a_condition_may_ask_more_than_its_numbers(condition, expected):
+    assert variables.beyond_its_numbers(condition) == expected
+
+
+def test_the_rest_of_a_condition_whose_number_is_met_is_checked_on_its_own(nli_model):
+    """"I'm 20" meets "19 or over"; the first year of the apprenticeship is the rest, said in so many words."""
+    state = _minimum_wage("I'm 20 and in the first year of my apprenticeship.")
+    met = by_text(state, "first year")
+    assert met.text == "19 or over and in the first year of their apprenticeship"
+    assert met.status == "established" and state.outcome == "satisfied", met
+    assert met.method.startswith("numeric: ") and "the rest: words" in met.method
+
+
+def test_a_number_met_does_not_settle_the_rest_of_its_condition(nli_model):
+    """Train KB: "I'm 20" meets "19 or over" but says nothing of "in the first year of their apprenticeship"."""
+    state = _minimum_wage("I'm 20 and doing an electrician apprenticeship.")
+    assert by_text(state, "under 19").status == "contradicted"
+    assert by_text(state, "first year").status != "established"
+    assert state.outcome == "undetermined"
+
+
+WINTER_FUEL_SECTIONS = """# Winter Fuel Payment
+
+## Who cannot get it
+
+You can't get the payment if you live in Cyprus, France, Gibraltar, Greece, Malta, Portugal or Spain.
+
+## Eligibility
+
+You qualify if both the following apply:
+
+* you were born on or before 5 August 1953
+* you live in the UK for at least one day during the week of 18 to 24 September 2017
+"""
+
+
+def test_a_page_whose_best_passage_only_excludes_is_read_for_what_it_requires(nli_model):
+    """Train KB: living in Bristol meets "you can't get it if you live in Cyprus … or Spain", which says
+    nothing of the date of birth the page requires elsewhere."""
+    passages = tuple(chunk_document(Document("policy/wfp", "Winter Fuel Payment", WINTER_FUEL_SECTIONS, "wfp.md"),
+                                    4000, 0))
+    assert len(passages) == 2
+    state = VariableStage().run(Query("Do I get the Winter Fuel Payment?",
+                                      scenario="I'm a British citizen living in my own house in Bristol."),
+                                passages, personal=True)
+    assert by_text(state, "Cyprus").status == "established"  # not excluded
+    assert by_text(state, "born on or before").status == "missing"
+    assert state.outcome == "undetermined"
+    assert any("born" in text for text in state.missing)
+
+
 @pytest.mark.parametrize("condition, fact, expected", [
     ("you'll be living in the UK for at least one day during the week of 18 to 24 September 2017",
      "I'm a British citizen living in my own flat in Cardiff.", "established"),
