@@ -102,6 +102,9 @@ _RELATIONS = {
 _PHRASE_REL = {p: rel for rel, phrases in _RELATIONS.items() for p in phrases}
 _PRE = re.compile(r"(?:^|(?<=[^\w']))(?P<rel>" + "|".join(
     re.escape(p).replace(r"\ ", r"\s+") for p in sorted(_PHRASE_REL, key=len, reverse=True)) + r")\s*$")
+# A bound named by its noun: "up to a maximum indebtedness of $1,392,000", "a minimum income of £12,000".
+_PRE_NAMED = re.compile(r"(?:^|(?<=[^\w']))(?:up\s+to\s+)?(?:an?\s+|the\s+)?(?P<rel>maximum|minimum)\s+(?:[a-z]+\s+){1,2}of\s*$",
+                        re.I)
 _YEAR_ONLY = {"after", "before", "until", "up until", "by"}
 _POST_GE = re.compile(r"^\s*(?:(?:or|and)\s+(?:over|more|older|above|greater|longer|higher|upwards|after)\b|\+|plus\b)")
 _POST_LE = re.compile(r"^\s*(?:or|and)\s+(?:under|less|fewer|younger|below|lower|shorter|before|earlier)\b")
@@ -403,6 +406,9 @@ def _pre_relation(before: str) -> tuple[str, int]:
     """The relation phrase that ends right before a number, and where it starts."""
     m = _PRE.search(before)
     if not m:
+        named = _PRE_NAMED.search(before)
+        if named:
+            return ("<=" if named.group("rel").lower() == "maximum" else ">="), named.start()
         return "==", len(before)
     phrase = re.sub(r"\s+", " ", m.group("rel"))
     return _PHRASE_REL[phrase] if phrase not in _YEAR_ONLY else f"year:{_PHRASE_REL[phrase]}", m.start("rel")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -80,18 +80,19 @@ class VariableStage:
         known = known_variables(query)
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
-        read: list[list[Condition]] = []
-        if personal and conditions_apply(query.question, passages, self.condition_topic_share,
-                                         tuple(q for q, _ in query.history)):
-            # ``passages``: the best passage first, then the rest of its document.
-            read = [found[: self.max_conditions] for passage in passages if (found := extract_conditions(passage))]
-        conditions = self._check(read[0], query) if read else []
+        applies = personal and conditions_apply(query.question, passages, self.condition_topic_share,
+                                                tuple(q for q, _ in query.history))
+        # ``passages``: the best passage first, then the rest of its document; each one's conditions read
+        # only when needed (a long document has many)
+        read = (found[: self.max_conditions] for passage in (passages if applies else ())
+                if (found := extract_conditions(passage)))
+        conditions = self._check(next(read, []), query)
         if combine(conditions) == "undetermined" and not query.history:
-            conditions = self._decisive(read[1:], query) or conditions
+            conditions = self._decisive(read, query) or conditions
         elif combine(conditions) == "satisfied" and all(c.kind == "disqualifier" for c in conditions):
             # Not excluded says nothing of what the page requires ("you live in Cyprus, France … or Spain"
             # does not hold; when were you born?): the first passage that requires something is read too.
-            required = next((found for found in read[1:] if any(c.kind != "disqualifier" for c in found)), [])
+            required = next((found for found in read if any(c.kind != "disqualifier" for c in found)), [])
             conditions += self._check(required, query)
         conditions += self._check(section_conditions(conditions, passages)[: self.max_conditions], query)
         outcome = combine(conditions)
@@ -103,7 +104,7 @@ class VariableStage:
         return VariableState(known=known_all, conditions=tuple(conditions), missing=missing,
                              incompleteness=incompleteness, outcome=outcome if conditions else "none")
 
-    def _decisive(self, sections: list[list[Condition]], query: Query) -> list[Condition]:
+    def _decisive(self, sections: Iterable[list[Condition]], query: Query) -> list[Condition]:
         """The conditions of the first other passage of the document that the user's facts settle without
         NLI (a number, a place, the condition's own words or their denial), checked in full; none when no
         passage is so settled. The best passage's rule may not be the one the user's case falls under:

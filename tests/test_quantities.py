@@ -43,6 +43,9 @@ def only(text: str) -> Quantity:
     ("I'm making about 200 pounds a week", 200, "money", "£/week", "=="),
     ("I make £14,000", 14000, "money", "£", "=="),
     ("up to $200,000", 200000, "money", "$", "<="),
+    # a bound named by its noun (ShARC train: a loan's maximum indebtedness)
+    ("direct loans for up to a maximum indebtedness of $1,392,000", 1_392_000, "money", "$", "<="),
+    ("a minimum income of £12,000", 12000, "money", "£", ">="),
     ("a salary of £10k a year", 10000, "money", "£/year", "=="),
     ("£2.5 million", 2_500_000, "money", "£", "=="),
     ("work 16 hours a week or more", 16, "hours", "hours/week", ">="),
