@@ -103,8 +103,8 @@ _PHRASE_REL = {p: rel for rel, phrases in _RELATIONS.items() for p in phrases}
 _PRE = re.compile(r"(?:^|(?<=[^\w']))(?P<rel>" + "|".join(
     re.escape(p).replace(r"\ ", r"\s+") for p in sorted(_PHRASE_REL, key=len, reverse=True)) + r")\s*$")
 # A bound named by its noun: "up to a maximum indebtedness of $1,392,000", "a minimum income of £12,000".
-_PRE_NAMED = re.compile(r"(?:^|(?<=[^\w']))(?:up\s+to\s+)?(?:an?\s+|the\s+)?(?P<rel>maximum|minimum)\s+(?:[a-z]+\s+){1,2}of\s*$",
-                        re.I)
+_PRE_NAMED = re.compile(
+    r"(?:^|(?<=[^\w']))(?:up\s+to\s+)?(?:an?\s+|the\s+)?(?P<rel>maximum|minimum)\s+(?:[a-z]+\s+){1,2}of\s*$", re.I)
 _YEAR_ONLY = {"after", "before", "until", "up until", "by"}
 _POST_GE = re.compile(r"^\s*(?:(?:or|and)\s+(?:over|more|older|above|greater|longer|higher|upwards|after)\b|\+|plus\b)")
 _POST_LE = re.compile(r"^\s*(?:or|and)\s+(?:under|less|fewer|younger|below|lower|shorter|before|earlier)\b")

@@ -142,7 +142,8 @@ class VariableStage:
             if checked[i] is None and facts:
                 numeric = quantities.check(cond.text, list(facts), asked_for=asked_for) or \
                     quantities.check(cond.user_voice, list(facts), asked_for=asked_for)
-                rest = beyond_its_numbers(cond.text) if numeric is not None and numeric.status == "established" else ""
+                met = numeric is not None and numeric.status == "established"
+                rest = beyond_its_numbers(cond.text) if met else ""
                 if rest:
                     # the number met settles its part only: "19 or over | and in the first year …" is
                     # decided by what the steps below make of the rest
@@ -774,10 +775,10 @@ ALL_CUE = re.compile(r"\b(?:all|both|each|every one) of\b|\b(?:all|both|each of)
 ITEM_JOINER = re.compile(r"[\s;,]+(and|or)\s*$", re.I)
 
 
-# What joins a lead-in's own condition to the list it introduces: "… if you're 16 or over and you:",
-# "… if you don't get Pension Credit but:", "… if you get Universal Credit and one of the following apply:".
 # A lead-in that opens with its own condition before the clause that introduces the list.
 LEADING_CONDITION = re.compile(r"^\W*(?:if|unless|when|where|as long as|provided that)\b", re.I)
+# What joins a lead-in's own condition to the list it introduces: "… if you're 16 or over and you:",
+# "… if you don't get Pension Credit but:", "… if you get Universal Credit and one of the following apply:".
 LIST_JOIN = re.compile(r"[\s,]+(?:and|but)\b(?P<rest>(?:\s+\S+){0,6}?)\s*$", re.I)
 # The words after that joiner when they only introduce the list: "one of the following apply", "you",
 # "you're working for a", "meet the following requirements".
