@@ -87,9 +87,10 @@ class VariableStage:
         read = (found[: self.max_conditions] for passage in (passages if applies else ())
                 if (found := extract_conditions(passage)))
         conditions = self._check(next(read, []), query)
-        if combine(conditions) == "undetermined" and not query.history:
+        first = combine(conditions)
+        if first == "undetermined" and not query.history:
             conditions = self._decisive(read, query) or conditions
-        elif combine(conditions) == "satisfied" and all(c.kind == "disqualifier" for c in conditions):
+        elif first == "satisfied" and all(c.kind == "disqualifier" for c in conditions):
             # Not excluded says nothing of what the page requires ("you live in Cyprus, France … or Spain"
             # does not hold; when were you born?): the first passage that requires something is read too.
             required = next((found for found in read if any(c.kind != "disqualifier" for c in found)), [])
@@ -128,8 +129,7 @@ class VariableStage:
             return []
         facts = _fact_sentences(query)
         asked_for = quantities.applicant(query.question)
-        whole = list(conditions)
-        conditions = list(conditions)
+        whole, conditions = conditions, list(conditions)  # the working copy may hold a condition's rest
         number_met: dict[int, str] = {}  # conditions whose number arithmetic met: the rest is checked below
         checked: list[Condition | None] = [None] * len(conditions)
         # 1. answered follow-up questions that ask about the condition
@@ -175,7 +175,7 @@ class VariableStage:
         todo = [i for i, c in enumerate(checked) if c is None]
         if not by_nli:
             for i in todo:
-                checked[i] = self._in_so_many_words(conditions[i], facts)
+                checked[i] = self._in_so_many_words(conditions[i], facts, _related_facts(facts, conditions[i].text))
             todo = []
         if todo and facts:
             pairs = [(fact, hyp) for i in todo for hyp in (conditions[i].user_voice, _negated(conditions[i]))
@@ -204,8 +204,8 @@ class VariableStage:
         mostly wrong), and an SNLI-trained model gave unrelated pairs ("I like cats." / "I am aged 66 or
         over.") high scores.
         """
-        related = [k for k in range(len(facts)) if _related(facts[k], cond.text)]
-        worded = self._in_so_many_words(cond, facts, direct)
+        related = _related_facts(facts, cond.text)
+        worded = self._in_so_many_words(cond, facts, related, direct)
         if worded is not None:
             return worded
         if not related:
@@ -217,11 +217,10 @@ class VariableStage:
         return self._by_scores(cond, facts, direct, negated, related, self.condition_entail, self.condition_contradict)
 
     @staticmethod
-    def _in_so_many_words(cond: Condition, facts: Sequence[str],
+    def _in_so_many_words(cond: Condition, facts: Sequence[str], related: Sequence[int],
                           direct: Sequence[NliScores] | None = None) -> Condition | None:
-        """Decided by a related fact's own words, whatever NLI says: one that denies the condition, or
-        one that restates it; None when no fact does."""
-        related = [k for k in range(len(facts)) if _related(facts[k], cond.text)]
+        """Decided by a related fact's own words (``related``: their indices), whatever NLI says: one that
+        denies the condition, or one that restates it; None when no fact does."""
         denied = next(((k, word) for k in related if (word := denial(facts[k], cond.text))), None)
         if denied is not None:
             # The fact says the opposite in so many words; an NLI model that reads the shared word
@@ -343,6 +342,11 @@ def _related(fact: str, condition: str) -> bool:
     """The fact and the condition share a content word, inflections and synonyms included
     (live/living/lived, home/house)."""
     return bool(content_words(fact) & content_words(condition))
+
+
+def _related_facts(facts: Sequence[str], condition: str) -> list[int]:
+    """The indices of the facts related to the condition (``_related``)."""
+    return [k for k, fact in enumerate(facts) if _related(fact, condition)]
 
 
 NEGATION = re.compile(r"\b(?:not|never|no|neither|nor)\b|n't\b", re.I)
