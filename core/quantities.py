@@ -29,7 +29,8 @@ class Quantity:
     ``relation`` is how the text bounds the value (>=, >, <=, <, ==); ``subject`` says whose
     age or count it is: "" for the user, or "child" / "partner". A bare number right after a noun
     ("a Tier 4 sponsor", "a level 3 qualification") is that noun's ``label``: it compares only with a
-    number of the same label or of none ("level 3" is no bound on a Tier 4 sponsor).
+    number of the same label or of none ("level 3" is no bound on a Tier 4 sponsor); an exact labelled
+    number names a thing, ``named`` ("visa" in "a Tier 4 visa"), and compares only with one naming the same.
     """
     value: float
     kind: str
@@ -39,6 +40,7 @@ class Quantity:
     subject: str = ""
     text: str = ""
     label: str = ""  # the noun a bare number is of ("tier" in "a Tier 4 sponsor", "level" in "level 3")
+    named: str = ""  # the stem of the word after a labelled number ("sponsor" in "a Tier 4 sponsor")
 
 
 @dataclass(frozen=True)
@@ -374,7 +376,9 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         # "a Tier 4 sponsor", "at least level 3": the number is the label's, bounded by words before it
         rel, _ = _pre_relation(before[:label.start()])
         quantity, end = _finish(text, low, value, "number", "", rel, start, end, negated, "")
-        return (_replace(quantity, label=label.group(1)) if quantity else None), end
+        after = re.match(r"\s+([a-z][a-z'-]*)", low[end:])
+        named = _content_stem(after.group(1)) if after else ""
+        return (_replace(quantity, label=label.group(1), named=named) if quantity else None), end
     return _finish(text, low, value, "number", "", rel, start, end, negated, "")
 
 
@@ -776,6 +780,9 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
             if _compat_key(fact_q) != key or (cond_q.label and fact_q.label
                                                and _content_stem(cond_q.label) != _content_stem(fact_q.label)):
                 continue
+            if cond_q.relation == fact_q.relation == "==" and cond_q.named and fact_q.named and \
+                    cond_q.named != fact_q.named:
+                continue  # "a Tier 4 sponsor" says nothing of "your Tier 4 visa", which names another thing
             if fact_q.kind == "age":
                 stated_at = _stated_at(fact, fact_q, readings, now)
                 if stated_at != age_at:  # "I'm 71" (now) against an age on 21 September 2025

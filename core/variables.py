@@ -110,14 +110,16 @@ class VariableStage:
         NLI (a number, a place, the condition's own words or their denial), checked in full; none when no
         passage is so settled. The best passage's rule may not be the one the user's case falls under:
         "I'm a company director" meets the minimum wage's "not entitled: company directors", not the
-        apprentice rate's age bands retrieval put first. Settled means every condition met, or a
-        disqualifier met, which excludes the user whatever else the page says; a requirement of another
-        passage failed says nothing (train KB: a page's sections are often other routes or amounts,
-        "If you work less than 24 hours … between you", "If they died before 6 October 2002, you can
-        inherit up to 100%")."""
+        apprentice rate's age bands retrieval put first. Settled means every condition met, at least one
+        of them a requirement, or a disqualifier met, which excludes the user whatever else the page says;
+        a requirement of another passage failed says nothing (train KB: a page's sections are often other
+        routes or amounts, "If you work less than 24 hours … between you", "If they died before 6 October
+        2002, you can inherit up to 100%"), and nor does being clear of a list of exclusions ("you live in
+        Cyprus, France … or Spain" does not hold: when were you born?)."""
         for conditions in sections:
             quick = self._check(conditions, query, by_nli=False)
-            if combine(quick) == "satisfied" or \
+            required = any(c.kind != "disqualifier" for c in quick)
+            if (required and combine(quick) == "satisfied") or \
                     any(c.kind == "disqualifier" and c.status == "contradicted" for c in quick):
                 return self._check(conditions, query)
         return []
@@ -528,7 +530,8 @@ def restates(fact: str, condition: str) -> bool:
     financing, and I am a for profit business" says "I am a for profit business"), and no quantity in
     the alternative said (arithmetic decides those: "needs care because of her age" says "care needs
     because of old age" of "an illness likely to need care for more than 3 months, or care needs
-    because of old age", but no restatement says "care for more than 3 months")."""
+    because of old age", but no restatement says "care for more than 3 months"), and every word that
+    orders events in it ("before", "after")."""
     if NEGATION.search(condition) or UNSURE.search(fact):
         return False
     alternatives = [a for a in re.split(r"\s+or\s+", condition) if len(a.split()) >= 2] or [condition]
@@ -537,7 +540,17 @@ def restates(fact: str, condition: str) -> bool:
     bounded_beside = bool(quantities.extract(condition))
     alternatives = [a for a in alternatives if not quantities.extract(a) and not (bounded_beside and len(content_words(a)) < 2)]
     unnegated = [fact] if not NEGATION.search(fact) else [c for c in _clauses(fact) if not NEGATION.search(c)]
-    return any(content_words(a) and content_words(a) <= content_words(said) for said in unnegated for a in alternatives)
+    return any(content_words(a) and content_words(a) <= content_words(said) and _order_words(a) <= _order_words(said)
+               for said in unnegated for a in alternatives)
+
+
+# Words that order events: "died before they reached State Pension age and after you reached yours" is not
+# said by "died before he reached State Pension age", though every content word is.
+ORDER_WORDS = frozenset({"before", "after"})
+
+
+def _order_words(text: str) -> set[str]:
+    return ORDER_WORDS & set(re.findall(r"[a-z]+", text.lower()))
 
 
 def _clauses(text: str) -> list[str]:

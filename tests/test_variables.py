@@ -425,6 +425,15 @@ def test_a_user_not_working_meets_an_hours_cap_in_the_stage(monkeypatch):
     assert state.outcome == "satisfied"
 
 
+def test_a_restatement_says_every_word_that_orders_events():
+    """Train KB: every content word of the disqualifier is in the fact, but not its "after you reached yours"."""
+    condition = "they died before they reached their State Pension age and after you reached your State Pension age"
+    assert not variables.restates("My husband died in 2005, before he reached State Pension age.", condition)
+    assert variables.restates("My wife died before she reached State Pension age and after I reached mine.",
+                              "they died before they reached State Pension age and after you reached it")
+    assert not variables.restates("I moved here after I retired.", "you moved here before you retired")
+
+
 def test_living_and_house_match_lives_and_home(nli_model):
     assert variables._related("I have been living here for years", "have lived in Calvera for at least 3 years")
     assert variables.restates("I own my house.", "own your home or rent it from a private landlord")
@@ -1048,6 +1057,20 @@ def test_a_page_whose_best_passage_only_excludes_is_read_for_what_it_requires(nl
     assert by_text(state, "born on or before").status == "missing"
     assert state.outcome == "undetermined"
     assert any("born" in text for text in state.missing)
+
+
+def test_being_clear_of_another_sections_exclusions_does_not_replace_the_rule_read(nli_model):
+    """Train KB: "I'm 70 and I live in Leeds" leaves the date of birth of the best passage open; the
+    other section, which Leeds is clear of ("you can't get it if you live in Cyprus … or Spain"), settles
+    nothing the page requires and is not read in its place."""
+    passages = tuple(chunk_document(Document("policy/wfp", "Winter Fuel Payment", WINTER_FUEL_SECTIONS, "wfp.md"),
+                                    4000, 0))
+    state = VariableStage().run(Query("Do I qualify for the payment?", scenario="I live in Leeds."),
+                                (passages[1], passages[0]), personal=True)
+    assert by_text(state, "born on or before").status == "missing"
+    assert by_text(state, "live in the UK").status == "established"
+    assert not any("Cyprus" in c.text for c in state.conditions)
+    assert state.outcome == "undetermined"
 
 
 @pytest.mark.parametrize("condition, fact, expected", [
