@@ -30,7 +30,8 @@ class Quantity:
     age or count it is: "" for the user, or "child" / "partner". A bare number right after a noun
     ("a Tier 4 sponsor", "a level 3 qualification") is that noun's ``label``: it compares only with a
     number of the same label or of none ("level 3" is no bound on a Tier 4 sponsor); an exact labelled
-    number names a thing, ``named`` ("visa" in "a Tier 4 visa"), and compares only with one naming the same.
+    number names a thing, ``named`` ("student visa" in "a Tier 4 (General) student visa"), and compares
+    only with one that names it too.
     """
     value: float
     kind: str
@@ -40,7 +41,7 @@ class Quantity:
     subject: str = ""
     text: str = ""
     label: str = ""  # the noun a bare number is of ("tier" in "a Tier 4 sponsor", "level" in "level 3")
-    named: str = ""  # the stem of the word after a labelled number ("sponsor" in "a Tier 4 sponsor")
+    named: tuple[str, ...] = ()  # the stems of the words after a labelled number ("sponsor" of "a Tier 4 sponsor")
 
 
 @dataclass(frozen=True)
@@ -376,8 +377,9 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         # "a Tier 4 sponsor", "at least level 3": the number is the label's, bounded by words before it
         rel, _ = _pre_relation(before[:label.start()])
         quantity, end = _finish(text, low, value, "number", "", rel, start, end, negated, "")
-        after = re.match(r"\s+([a-z][a-z'-]*)", low[end:])
-        named = _content_stem(after.group(1)) if after else ""
+        # the noun it names, past a parenthesis: "Tier 4 (General) student visa" → student, visa
+        after = re.match(r"(?:\s*\([^)]*\))?((?:\s+[a-z][a-z'-]*){1,2})", low[end:])
+        named = tuple(stem for word in (after.group(1).split() if after else ()) if (stem := _content_stem(word)))
         return (_replace(quantity, label=label.group(1), named=named) if quantity else None), end
     return _finish(text, low, value, "number", "", rel, start, end, negated, "")
 
@@ -781,7 +783,7 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
                                                and _content_stem(cond_q.label) != _content_stem(fact_q.label)):
                 continue
             if cond_q.relation == fact_q.relation == "==" and cond_q.named and fact_q.named and \
-                    cond_q.named != fact_q.named:
+                    not set(cond_q.named) & set(fact_q.named):
                 continue  # "a Tier 4 sponsor" says nothing of "your Tier 4 visa", which names another thing
             if fact_q.kind == "age":
                 stated_at = _stated_at(fact, fact_q, readings, now)

@@ -382,8 +382,9 @@ def test_a_hyphenated_word_counts_as_its_parts():
      "My course leads to a level 6 qualification on the Ofqual register.", "established"),
     ("a credit score of at least 650", "My credit score is 600.", "contradicted"),  # a label on one side only
     # the train KB: an exact labelled number names a thing; a Tier 4 sponsor is not a Tier 4 visa
-    ("completing a PhD or other doctorate that you started studying under your Tier 4 visa",
-     "I've got an unconditional offer from a licensed Tier 4 sponsor for a full-time course.", None),
+    ("completing a PhD or other doctorate that you started studying under your last Tier 4 (General) student visa",
+     "I have an offer at a UK university that's a licensed Tier 4 sponsor.", None),
+    ("you have a Tier 4 (General) student visa", "I have a Tier 4 visa.", "established"),  # the same thing named
     ("you hold a Tier 2 visa", "My Tier 4 sponsor is a university.", None),
     ("you have a Tier 4 visa", "I have a Tier 4 visa.", "established"),
     ("a qualification at level 3 or above", "I'm doing a level 6 diploma.", "established"),  # a bound, not a name
