@@ -228,7 +228,8 @@ def _answer_evidence(retrieval, claim, nli: NliResult, question: str,
 def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
                settings: Mapping[str, Any]) -> VariableState:
     return VariableStage(**settings).run(query, _condition_sources(kb, retrieval[0], nli.nli),
-                                         personal=_about_the_asker(query, claim[0]))
+                                         personal=_about_the_asker(query, claim[0]),
+                                         only_document=len(kb.documents) == 1)
 
 
 def _kg(kb: KnowledgeBase, question: str, retrieval, nli: NliResult, variables: VariableState,

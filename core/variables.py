@@ -74,14 +74,18 @@ class VariableStage:
     history_floor: float = 0.3
     condition_topic_share: float = 0.5
 
-    def run(self, query: Query, passages: tuple[Passage, ...], personal: bool | None = None) -> VariableState:
+    def run(self, query: Query, passages: tuple[Passage, ...], personal: bool | None = None,
+            only_document: bool = False) -> VariableState:
+        """``only_document``: the knowledge base holds this document alone, so a question about the asker
+        can only be about its rule ("Can I get Winter Fuel Payment?" of a passage headed "2. Eligibility"
+        that says "the payment"); whether it is about it at all is P(topic)'s to say."""
         query = replace(query, question=with_apostrophes(query.question), scenario=with_apostrophes(query.scenario),
                         history=tuple((straight_quotes(q), with_apostrophes(a)) for q, a in query.history))
         known = known_variables(query)
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
-        applies = personal and conditions_apply(query.question, passages, self.condition_topic_share,
-                                                tuple(q for q, _ in query.history))
+        applies = personal and (only_document or conditions_apply(query.question, passages, self.condition_topic_share,
+                                                                   tuple(q for q, _ in query.history)))
         # ``passages``: the best passage first, then the rest of its document; each one's conditions read
         # only when needed (a long document has many)
         read = (found[: self.max_conditions] for passage in (passages if applies else ())

@@ -10,7 +10,7 @@ from core.gate import decide
 from core.gate.rules import TOPIC_ABSENT_RULES
 from core.kb import KnowledgeBase, KnowledgeBaseError
 from core.pipeline import InputError, Pipeline, make_query
-from core.types import ACTIONS, Trace, from_dict, to_dict
+from core.types import ACTIONS, Query, Trace, from_dict, to_dict
 from tests.conftest import ROOT
 
 
@@ -258,6 +258,20 @@ def test_a_question_about_a_name_the_knowledge_base_never_mentions_is_refused(tm
     assert refusal.kind == "fact_absent" and "Twilight Kondo" in refusal.text
     real = pipeline.analyze("Who wrote the music for Twilight Princess?")
     assert real.signals.n_unknown_names == 0 and decide(real).rule != "unknown_name"
+
+
+def test_the_only_documents_rule_is_read_though_it_never_names_what_the_question_asks_for(tmp_path, nli_model):
+    """ShARC: a rule excerpt headed "Your age" is the whole knowledge base; "Working Tax Credit" is the
+    question's name for it."""
+    from tests.conftest import build_small_kb
+    rule = {"age.md": "## Your age\n\nYou must be 16 or over to qualify."}
+    query = Query("Can I qualify for Working Tax Credit?", scenario="I'm fifteen and I work part time after school.")
+    trace = Pipeline(build_small_kb(tmp_path / "one", rule)).analyze(query)
+    assert [c.text for c in trace.variables.conditions] == ["You must be 16 or over to qualify"]
+    assert trace.variables.outcome == "failed"
+    other = {**rule, "grant.md": "# Home Insulation Grant\n\nThe grant pays for loft insulation."}
+    trace = Pipeline(build_small_kb(tmp_path / "two", other)).analyze(query)
+    assert trace.variables.conditions == ()  # beside another document, nothing says the excerpt is the one asked about
 
 
 def test_rivals_are_other_documents_of_the_named_kind_each_title_once():

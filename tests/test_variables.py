@@ -486,6 +486,18 @@ def test_an_off_topic_document_imposes_no_conditions(nli_model):
     assert state.conditions == () and state.missing == ()
 
 
+def test_the_only_document_of_a_knowledge_base_imposes_its_conditions(nli_model):
+    """ShARC train: the excerpt is headed "Your age" and never names Working Tax Credit, which the question
+    does; with no other document to be about, its rule is the question's."""
+    rule = (passage("## Your age\n\nYou must be 16 or over to qualify."),)
+    query = Query("Can I qualify for Working Tax Credit?", scenario="I'm fifteen and work part time after school.")
+    assert not variables.conditions_apply(query.question, rule)
+    assert VariableStage().run(query, rule, personal=True).conditions == ()
+    state = VariableStage().run(query, rule, personal=True, only_document=True)
+    assert [c.text for c in state.conditions] == ["You must be 16 or over to qualify"]
+    assert state.outcome == "failed", state.conditions
+
+
 def test_a_document_a_follow_up_came_from_imposes_its_conditions():
     """ShARC train: the excerpt says "the payment", the question names the Winter Fuel Payment, and the
     user has already answered a follow-up asked about this very text."""
