@@ -377,8 +377,7 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         # "a Tier 4 sponsor", "at least level 3": the number is the label's, bounded by words before it
         rel, _ = _pre_relation(before[:label.start()])
         quantity, end = _finish(text, low, value, "number", "", rel, start, end, negated, "")
-        # the noun it names, past a parenthesis: "Tier 4 (General) student visa" → student, visa
-        after = re.match(r"(?:\s*\([^)]*\))?((?:\s+[a-z][a-z'-]*){1,2})", low[end:])
+        after = _NAMED_AFTER.match(low[end:])
         named = tuple(stem for word in (after.group(1).split() if after else ()) if (stem := _content_stem(word)))
         return (_replace(quantity, label=label.group(1), named=named) if quantity else None), end
     return _finish(text, low, value, "number", "", rel, start, end, negated, "")
@@ -435,6 +434,8 @@ _PERIOD_BEFORE = re.compile(r"\b(weekly|fortnightly|monthly|yearly|annual)\b(?:\
 _EMPLOYS = re.compile(r"\bemploy(?:s|ed|ing)?\b(?:\s+[a-z'-]+){0,3}\s*$")
 # The noun a bare number follows: "tier 4", "level 3", "section 5".
 _LABEL = re.compile(r"\b([a-z][a-z'-]*)\s+$")
+# The (up to two) words a labelled number names, past a parenthesis: "Tier 4 (General) student visa".
+_NAMED_AFTER = re.compile(r"(?:\s*\([^)]*\))?((?:\s+[a-z][a-z'-]*){1,2})")
 
 
 def _period_before(before: str) -> str:

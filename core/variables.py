@@ -94,10 +94,10 @@ class VariableStage:
         first = combine(conditions)
         if first == "undetermined" and not query.history:
             conditions = self._decisive(read, query) or conditions
-        elif first == "satisfied" and all(c.kind == "disqualifier" for c in conditions):
+        elif first == "satisfied" and not requires_something(conditions):
             # Not excluded says nothing of what the page requires ("you live in Cyprus, France … or Spain"
             # does not hold; when were you born?): the first passage that requires something is read too.
-            required = next((found for found in read if any(c.kind != "disqualifier" for c in found)), [])
+            required = next((found for found in read if requires_something(found)), [])
             conditions += self._check(required, query)
         conditions += self._check(section_conditions(conditions, passages)[: self.max_conditions], query)
         outcome = combine(conditions)
@@ -122,8 +122,7 @@ class VariableStage:
         Cyprus, France … or Spain" does not hold: when were you born?)."""
         for conditions in sections:
             quick = self._check(conditions, query, by_nli=False)
-            required = any(c.kind != "disqualifier" for c in quick)
-            if (required and combine(quick) == "satisfied") or \
+            if (requires_something(quick) and combine(quick) == "satisfied") or \
                     any(c.kind == "disqualifier" and c.status == "contradicted" for c in quick):
                 return self._check(conditions, query)
         return []
@@ -348,6 +347,12 @@ def _related(fact: str, condition: str) -> bool:
     """The fact and the condition share a content word, inflections and synonyms included
     (live/living/lived, home/house)."""
     return bool(content_words(fact) & content_words(condition))
+
+
+def requires_something(conditions: Sequence[Condition]) -> bool:
+    """Some condition is a requirement: being clear of a list of exclusions alone says nothing of what a
+    page requires."""
+    return any(c.kind != "disqualifier" for c in conditions)
 
 
 def _related_facts(facts: Sequence[str], condition: str) -> list[int]:
@@ -730,7 +735,9 @@ def clause_conditions(said: str, kind: str, passage_id: str) -> list[Condition]:
 
 
 AND = re.compile(r",?\s+and\s+", re.I)
-PERSON_WORD = re.compile(r"\b(?:you|you're|you've|your|they|they're|their|he|she|his|her)\b", re.I)
+# The words a clause's own subject opens with: "… and you …", "… and your partner …".
+SUBJECT = r"(?:you|you're|you've|your|they|they're|their|he|she)\b"
+PERSON_WORD = re.compile(rf"\b(?:{SUBJECT}|(?:his|her)\b)", re.I)
 
 
 def beyond_its_numbers(condition: str) -> str:
@@ -751,7 +758,7 @@ def beyond_its_numbers(condition: str) -> str:
 
 
 # "… and you …", "… and your partner …": where a clause with a subject of its own joins the one before.
-CONJUNCT_BREAK = re.compile(r",?\s+and\s+(?=(?:you|you're|you've|your|they|they're|their|he|she)\b)", re.I)
+CONJUNCT_BREAK = re.compile(rf",?\s+and\s+(?={SUBJECT})", re.I)
 
 
 def conjuncts(clause: str) -> list[str]:
