@@ -23,10 +23,12 @@ EU = frozenset("AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL P
 GROUPS = {
     "EU": EU,
     "EEA": EU | {"IS", "LI", "NO"},
+    "CI": frozenset({"GG", "JE"}),  # the Channel Islands: Guernsey and Jersey
 }
 GROUP_NAMES = {
     "EU": "EU", "E.U.": "EU", "European Union": "EU",
     "EEA": "EEA", "E.E.A.": "EEA", "European Economic Area": "EEA",
+    "Channel Islands": "CI",
 }
 # What people call a country, besides GeoNames' name for it.
 COUNTRY_ALIASES = {
@@ -100,11 +102,25 @@ def _gazetteer() -> tuple[dict[str, tuple[str, tuple[Reading, ...]]], dict[str, 
     return areas, cities
 
 
+@functools.lru_cache(maxsize=1)
+def _joined_names() -> re.Pattern:
+    """The area names with a lower-case word inside ("Bosnia and Herzegovina", "Democratic Republic of
+    the Congo"): a run of capitalised words stops at "and" and "the", so these are found whole first."""
+    areas, _ = _gazetteer()
+    names = sorted((n.strip() for n in areas if re.search(r"\s(?:and|the)\s", n)), key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+
+
 def mentions(text: str) -> list[Mention]:
-    """The places ``text`` names, left to right: in each run of capitalised words, the longest span
-    that names a place, leftmost first."""
-    out: list[Mention] = []
-    for run in NAME.finditer(text):
+    """The places ``text`` names, left to right: the area names with a lower-case word inside, then in
+    each run of capitalised words elsewhere, the longest span that names a place, leftmost first."""
+    areas, _ = _gazetteer()
+    out = [Mention(m.start(), m.end(), m.group(), *_area(areas, m.group()), bool(OUTSIDE.search(text[:m.start()])))
+           for m in _joined_names().finditer(text)]
+    masked = text
+    for m in out:  # blanked, offsets kept: "Herzegovina" is not read again on its own
+        masked = masked[:m.start] + " " * (m.end - m.start) + masked[m.end:]
+    for run in NAME.finditer(masked):
         words = [(run.start() + w.start(), run.start() + w.end()) for w in re.finditer(r"\S+", run.group())]
         k = 0
         while k < len(words):
@@ -114,7 +130,12 @@ def mentions(text: str) -> list[Mention]:
             else:
                 mention, k = found
                 out.append(mention)
-    return out
+    return sorted(out, key=lambda m: m.start)
+
+
+def _area(areas, name: str) -> tuple[str, tuple[Reading, ...]]:
+    """(area code, readings) of an area name, whitespace as GeoNames writes it or not."""
+    return areas[name] if name in areas else areas[name + " "]
 
 
 def _place_at(text: str, words: list[tuple[int, int]], k: int) -> tuple[Mention, int] | None:

@@ -464,6 +464,7 @@ PRESENCE = quantities.content_stems("live living reside resident based stay stay
 RELOCATION = quantities.content_stems("move moved moving retire retired relocate relocated emigrate emigrated settle "
                                       "settled")
 LIVING = quantities.content_stems("live living reside resident home")
+RIGHT_NOW = re.compile(r"\bright now\b", re.I)  # "I'm in Pakistan right now": "right" says nothing of the place
 FORMERLY = re.compile(r"\b(?:used to|until|formerly|previously|former|no longer|ago|left)\b|\bmov(?:e|ed|ing) (?:out|away|from)\b",
                       re.I)
 # What may stand between the places of one list ("Cyprus, France or Spain", "an EEA country (including
@@ -492,7 +493,7 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
             beside = _words_beside(fact, place)
             if NEGATION.search(beside) or UNSURE.search(beside) or FORMERLY.search(beside):
                 continue  # only the clause that names the place: "I live in Leeds, and I'm not in hospital"
-            said = content_words(beside)
+            said = content_words(RIGHT_NOW.sub("now", beside))
             says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else said <= PRESENCE
             if says_it and \
                     (lies := places.lies_in(place, areas)) is not None:

@@ -18,6 +18,19 @@ def test_countries_nations_states_groups_and_cities_after_a_preposition_are_read
                                                                   ("Wales", "GB-WLS")]
 
 
+def test_a_country_whose_name_holds_and_or_the_is_read_whole():
+    # ShARC's Bereavement Support Payment list: "Barbados, Bosnia and Herzegovina, Canada, Channel Islands, …"
+    assert named("Barbados, Bosnia and Herzegovina, Canada, Channel Islands, Israel") == [
+        ("Barbados", "BB"), ("Bosnia and Herzegovina", "BA"), ("Canada", "CA"), ("Channel Islands", "CI"),
+        ("Israel", "IL")]
+    assert named("I grew up in Trinidad and Tobago and France") == [("Trinidad and Tobago", "TT"), ("France", "FR")]
+    assert named("outside the Democratic Republic of the Congo")[0] == ("Democratic Republic of the Congo", "CD")
+    jersey = places.mentions("I live in Jersey.")[0]
+    assert places.lies_in(jersey, places.mentions("You are in the Channel Islands.")) is True
+    assert places.lies_in(places.mentions("I am in Pakistan.")[0],
+                          places.mentions("You are in the Channel Islands.")) is False
+
+
 def test_a_city_name_is_not_read_without_a_preposition_nor_a_name_inside_a_longer_one():
     assert named("Reading the rules took an hour.") == []  # Reading, Berkshire only after "in"
     assert named("We sell homes in New South Wales.") == []  # not Wales

@@ -1111,6 +1111,10 @@ def test_being_clear_of_another_sections_exclusions_does_not_replace_the_rule_re
     ("you live in the UK", "We moved to Lyon last year.", "contradicted"),
     ("you work in the UK", "We moved to Leeds last year.", None),  # a move says where one lives, not works
     ("you live in the UK", "We moved away from Leeds last year.", None),  # nor a move away
+    # ShARC train: "right now" says only that the user is there; a country named with "and" is one country
+    ("I am in Israel.", "I'm in Pakistan right now.", "contradicted"),
+    ("I am in Bosnia and Herzegovina.", "I am currently in Israel.", "contradicted"),
+    ("you live in Bosnia and Herzegovina", "I live in Sarajevo.", "established"),
 ])
 def test_a_place_the_user_names_is_placed_in_or_out_of_the_conditions(condition, fact, expected):
     checked = variables.place_check(condition, [fact])
