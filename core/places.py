@@ -177,9 +177,12 @@ def inside(reading: Reading, area: str) -> bool | None:
 
 def lies_in(place: Mention, areas: list[Mention]) -> bool | None:
     """True when some reading of ``place`` lies in one of ``areas``, False when none can, None when
-    the gazetteer cannot say (or ``place`` is a group of countries, which lies nowhere)."""
+    the gazetteer cannot say. A group of countries lies in itself and in a group holding all of its
+    members ("within the EU" in "the EEA"), and nowhere else the gazetteer can tell."""
     if not place.readings:
-        return None
+        members = GROUPS.get(place.area)
+        inside_group = members is not None and any(a.area in GROUPS and members <= GROUPS[a.area] for a in areas)
+        return True if inside_group else None
     verdicts = [inside(r, a.area) for r in place.readings for a in areas if a.area]
     if any(v is True for v in verdicts):
         return True

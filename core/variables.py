@@ -475,7 +475,8 @@ PLACE_LIST = re.compile(r"^[\s,;()]*(?:(?:or|and|nor|the|an?|country|countries|i
 def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | None:
     """(status, fact, explanation) when a fact puts the user in a place the condition names, or in one
     it cannot be in: "I live alone in Paris" contradicts "you live in Greece", "I am in France" meets
-    "you are in an EEA country". The fact must say what the condition says of the place (a shared
+    "you are in an EEA country", "I export sugar within the EU" contradicts "(outside the EU only)", "I
+    live outside the UK" contradicts "you live in Wales". The fact must say what the condition says of the place (a shared
     content word, or only that the user is there when the condition says no more), in the present, in a
     clause with no negation of its own; facts that place the user both inside and outside decide
     nothing. ``core.places`` holds the gazetteer."""
@@ -487,23 +488,28 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
             not all(PLACE_LIST.match(main[a.end:b.start] + " ") for a, b in zip(areas, areas[1:])):
         return None
     wanted = content_words(_without_places(main, areas)) - AREA_WORDS
-    verdicts: list[tuple[bool, str, places.Mention]] = []
+    where = " or ".join(dict.fromkeys(a.text for a in areas))
+    verdicts: list[tuple[bool, str, str]] = []  # (the user is in the condition's areas, fact, explanation)
     for fact in facts:
-        for place in (m for m in places.mentions(fact) if m.readings):
+        for place in (m for m in places.mentions(fact) if m.readings or m.area):
             beside = _words_beside(fact, place)
             if NEGATION.search(beside) or UNSURE.search(beside) or FORMERLY.search(beside):
                 continue  # only the clause that names the place: "I live in Leeds, and I'm not in hospital"
             said = content_words(RIGHT_NOW.sub("now", beside))
             says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else said <= PRESENCE
-            if says_it and \
-                    (lies := places.lies_in(place, areas)) is not None:
-                verdicts.append((lies, fact, place))
+            if not says_it:
+                continue
+            if place.outside and place.area:
+                # "I live outside the UK" puts the user in none of the places within the UK; "just outside
+                # Athens", a town, is near it, in its country (read as the town below)
+                if all(places.lies_in(a, [place]) is True for a in areas):
+                    verdicts.append((False, fact, f"outside {place.text}, so not in {where}"))
+            elif (lies := places.lies_in(place, areas)) is not None:
+                verdicts.append((lies, fact, f"{place.text} {'lies' if lies else 'does not lie'} in {where}"))
     if not verdicts or len({v for v, _, _ in verdicts}) > 1:
         return None
-    lies, fact, place = verdicts[0]
-    where = " or ".join(dict.fromkeys(a.text for a in areas))
-    status = "established" if lies != areas[0].outside else "contradicted"
-    return status, fact, f"{place.text} {'lies' if lies else 'does not lie'} in {where}"
+    lies, fact, explanation = verdicts[0]
+    return ("established" if lies != areas[0].outside else "contradicted"), fact, explanation
 
 
 def _without_places(text: str, spans: Sequence[places.Mention]) -> str:
@@ -541,9 +547,12 @@ def restates(fact: str, condition: str) -> bool:
     the alternative said (arithmetic decides those: "needs care because of her age" says "care needs
     because of old age" of "an illness likely to need care for more than 3 months, or care needs
     because of old age", but no restatement says "care for more than 3 months"), and every word that
-    orders events in it ("before", "after")."""
-    if NEGATION.search(condition) or UNSURE.search(fact):
+    orders events in it ("before", "after"). A negated condition is restated by a denial of the same
+    thing (``restates_denial``)."""
+    if UNSURE.search(fact):
         return False
+    if NEGATION.search(condition):
+        return restates_denial(fact, condition)
     alternatives = [a for a in re.split(r"\s+or\s+", condition) if len(a.split()) >= 2] or [condition]
     # Beside a bounded alternative, one of a single content word is an item of a noun list ("your spouse or
     # civil partner died within 90 days of …"), not another way to meet the condition.
@@ -552,6 +561,25 @@ def restates(fact: str, condition: str) -> bool:
     unnegated = [fact] if not NEGATION.search(fact) else [c for c in _clauses(fact) if not NEGATION.search(c)]
     return any(content_words(a) and content_words(a) <= content_words(said) and _order_words(a) <= _order_words(said)
                for said in unnegated for a in alternatives)
+
+
+def restates_denial(fact: str, condition: str) -> bool:
+    """A clause of the fact denies what a negated alternative of the condition denies, no less, and says
+    every content word of it: "I do not have access to HPOS" says "you don't have access to HPOS or wish
+    to use other online services"; "I don't have children under 5" does not say "you don't have
+    children" (it denies less)."""
+    alternatives = [a for a in re.split(r"\s+or\s+", condition)
+                    if NEGATION.search(a) and not quantities.extract(a) and content_words(a)]
+    for said in _clauses(fact):
+        denials = _negations(said)
+        if not denials or quantities.extract(said):  # "I don't have children under 5" denies less
+            continue
+        for a in alternatives:
+            wanted = _negations(a)
+            if wanted and content_words(a) <= content_words(said) and _order_words(a) <= _order_words(said) and \
+                    all(any(denied == d and covered <= c for d, c in wanted) for denied, covered in denials):
+                return True
+    return False
 
 
 # Words that order events: "died before they reached State Pension age and after you reached yours" is not

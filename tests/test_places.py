@@ -58,6 +58,9 @@ def test_the_most_populous_places_of_a_name_are_its_readings():
     assert {r.country for r in paris.readings} == {"FR"}  # not Paris, Texas
 
 
-def test_a_group_of_countries_lies_nowhere():
+def test_a_group_of_countries_lies_only_in_itself_and_in_groups_holding_it():
     eu = places.mentions("in the EU")[0]
     assert places.lies_in(eu, places.mentions("in the UK")) is None
+    assert places.lies_in(eu, places.mentions("in the EU")) is True
+    assert places.lies_in(eu, places.mentions("in the EEA")) is True
+    assert places.lies_in(places.mentions("in the EEA")[0], [eu]) is None

@@ -434,6 +434,17 @@ def test_a_restatement_says_every_word_that_orders_events():
     assert not variables.restates("I moved here after I retired.", "you moved here before you retired")
 
 
+def test_a_denial_of_the_same_thing_restates_a_negated_condition():
+    """ShARC train: "I do not have access to HPOS" was left open against "you don't have access to HPOS"."""
+    condition = "you don't have access to HPOS or wish to use other online services"
+    assert variables.restates("I do not have access to HPOS.", condition)
+    assert variables.restates("I don't have children but I do have a disability.", "you don't have children")
+    assert not variables.restates("I have access to HPOS.", condition)  # no denial at all
+    assert not variables.restates("I don't have children under 5.", "you don't have children")  # denies less
+    assert not variables.restates("I do not have young children.", "you don't have children")
+    assert not variables.restates("I don't have HPOS training.", condition)  # another thing denied
+
+
 def test_living_and_house_match_lives_and_home(nli_model):
     assert variables._related("I have been living here for years", "have lived in Calvera for at least 3 years")
     assert variables.restates("I own my house.", "own your home or rent it from a private landlord")
@@ -1115,6 +1126,18 @@ def test_being_clear_of_another_sections_exclusions_does_not_replace_the_rule_re
     ("I am in Israel.", "I'm in Pakistan right now.", "contradicted"),
     ("I am in Bosnia and Herzegovina.", "I am currently in Israel.", "contradicted"),
     ("you live in Bosnia and Herzegovina", "I live in Sarajevo.", "established"),
+    # a fact that puts the user outside a place (it once read "I live outside the UK" as living in the UK)
+    ("you live in the UK", "I live outside the UK.", "contradicted"),
+    ("you live in Wales", "I live outside the UK.", "contradicted"),
+    ("you live outside the EU", "I live outside the EU.", "established"),
+    ("you live in Wales", "I live outside England.", None),  # England is not all of the UK
+    # outside a town is near it (ShARC train, Winter Fuel Payment)
+    ("you live in Cyprus, France, Gibraltar, Greece, Malta, Portugal or Spain",
+     "Last year I moved to a little village just outside of Athens", "established"),
+    # a group of countries named by both: ShARC train, "sugar and rice (outside the EU only)"
+    ("sugar and rice (outside the EU only)", "I plan on exporting some sugar within the EU", "contradicted"),
+    ("you live in the EEA", "I live in the EU.", "established"),
+    ("you live in the EU", "I live in the EEA.", None),  # Norway is in one, not the other
 ])
 def test_a_place_the_user_names_is_placed_in_or_out_of_the_conditions(condition, fact, expected):
     checked = variables.place_check(condition, [fact])
