@@ -360,7 +360,7 @@ def _related_facts(facts: Sequence[str], condition: str) -> list[int]:
     return [k for k, fact in enumerate(facts) if _related(fact, condition)]
 
 
-NEGATION = re.compile(r"\b(?:not|never|no|neither|nor)\b|n't\b", re.I)
+NEGATION = re.compile(r"\b(?:not|never|no|neither|nor|nothing)\b|n't\b", re.I)  # "nothing to do with" denies too
 CLAUSE_BREAK = re.compile(r"[,;.!?]|\b(?:and|but|because|so|although|though|while)\b", re.I)
 NEGATION_REACH = 4  # words after a negation that it covers ("isn't | a close relative")
 # What a negation covers ends at its clause's end, and each "or"/"nor" starts another thing it denies

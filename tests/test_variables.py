@@ -345,6 +345,10 @@ def test_a_denial_is_of_what_the_condition_says():
                             "you are working for a voluntary organisation") == ""
     assert variables.denial("I am not a small business nor private non-profit organization.",
                             "you are a small business") != ""
+    # ShARC train: "nothing to do with" denies (it was read as saying the benefit is Bereavement Allowance)
+    unrelated = "Fortunately, the benefit has nothing to do with bereavement allowance at all."
+    assert variables.denial(unrelated, "Bereavement Allowance") == "bereavement"
+    assert not variables.restates(unrelated, "Bereavement Allowance")
 
 
 def test_the_age_bound_of_a_permit_asked_for_a_child_is_the_childs(nli_model):
