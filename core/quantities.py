@@ -144,6 +144,11 @@ _AGE_CUE = re.compile(r"\b(?:aged?|age\s+of|ages)\s*$")
 _PERSON_BEFORE = re.compile(r"\b(?:child|children|kids?|sons?|daughters?|bab(?:y|ies)|drivers?|people"
                             r"|persons?|adults?|anyone|someone|applicants?|dependants?|partner|spouse)\s*$")
 _OR_BETWEEN = re.compile(r"\s*(?:,\s*(?:or\s+)?|or\s+)")  # "3 or 4", "2, 3 or 4"
+# "or" that belongs to a bound ("level 7 or above", "1 year or longer") and joins no alternatives
+OR_IN_BOUND = re.compile(r"\bor\s+(?:above|over|more|longer|higher|greater|less|under|fewer|below|older|younger|"
+                         r"earlier|later|after|before)\b", re.I)
+_ANOTHER_WAY = re.compile(r"\bor\b", re.I)
+_BOTH_HOLD = re.compile(r"\b(?:and|but)\b|[.;]", re.I)
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+)?$")
 _NONE_OF = re.compile(r"\b(?:no|(?:don't|do\s+not|doesn't|does\s+not|haven't|have\s+not|hasn't|has\s+not)"
                       r"\s+(?:have\s+|got\s+)?any)\s+(?P<noun>[a-z]+)\b")
@@ -817,9 +822,14 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
 
 def _alternative(condition: str, first: Quantity, second: Quantity) -> bool:
     """Two exact values joined by "or" ("Level 3 or 4", "2, 3 or 4 bedrooms") are alternatives, not
-    bounds that must both hold (their intersection is empty: any fact would contradict it)."""
+    bounds that must both hold (their intersection is empty: any fact would contradict it); so are two
+    quantities with an "or" of its own between them and no "and" ("at least 4 weeks (or you must expect
+    it to last 4 weeks)": 5 weeks meets it; "over 18 and under 65" must both hold)."""
     between = condition[first.span[1]:second.span[0]].lower()
-    return first.relation == second.relation == "==" and bool(_OR_BETWEEN.fullmatch(between))
+    if first.relation == second.relation == "==" and _OR_BETWEEN.fullmatch(between):
+        return True
+    rest = OR_IN_BOUND.sub(" ", between)
+    return bool(_ANOTHER_WAY.search(rest)) and not _BOTH_HOLD.search(rest)
 
 
 def _verdict_any(fact: _Interval, alternatives: list[_Interval]) -> tuple[str | None, _Interval]:

@@ -324,8 +324,7 @@ STOP = frozenset("meet conditions condition following".split())
 
 # "or" in a bound ("level 7 or above", "1 year or longer") or in a bracketed qualifier ("a High School Diploma
 # (or equivalent)") joins no alternatives.
-BOUND_OR = re.compile(r"\bor\s+(?:above|over|more|longer|higher|greater|less|under|fewer|below|older|younger|earlier|"
-                      r"later|after|before)\b|\(or\b[^)]*\)", re.I)
+BOUND_OR = re.compile(quantities.OR_IN_BOUND.pattern + r"|\(or\b[^)]*\)", re.I)
 
 
 def unasked_alternative(question: str, condition: str) -> bool:

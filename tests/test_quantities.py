@@ -316,7 +316,19 @@ def test_exact_values_joined_by_or_are_alternatives(fact, status):
     assert check is not None and check.status == status, check
 
 
+@pytest.mark.parametrize("fact, status", [
+    ("I lasted 5 weeks.", "established"), ("It lasted 4 weeks.", "established"), ("It lasted 2 weeks.", "contradicted"),
+])
+def test_a_bound_with_another_way_to_meet_it_after_or_is_not_intersected_with_it(fact, status):
+    """ShARC train: "at least 4 weeks (or you must expect it to last 4 weeks)" was read as exactly 4 weeks,
+    so 5 weeks contradicted it."""
+    check = quantities.check("The work must last at least 4 weeks (or you must expect it to last 4 weeks) and must "
+                             "be paid", [fact])
+    assert check is not None and check.status == status, check
+
+
 def test_bounds_joined_by_and_still_both_hold():
+    assert quantities.check("you are aged 16 or over and under 19", ["I'm 20."]).status == "contradicted"
     assert quantities.check("you are aged between 18 and 65", ["I am 70"]).status == "contradicted"
     assert quantities.check("you are aged between 18 and 65", ["I am 40"]).status == "established"
 
