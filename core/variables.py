@@ -567,15 +567,17 @@ def restates_denial(fact: str, condition: str) -> bool:
     every content word of it: "I do not have access to HPOS" says "you don't have access to HPOS or wish
     to use other online services"; "I don't have children under 5" does not say "you don't have
     children" (it denies less)."""
-    alternatives = [a for a in re.split(r"\s+or\s+", condition)
-                    if NEGATION.search(a) and not quantities.extract(a) and content_words(a)]
+    # each negated alternative read once: (its content words, what its negations deny, its order words)
+    alternatives = [(words, wanted, _order_words(a)) for a in re.split(r"\s+or\s+", condition)
+                    if NEGATION.search(a) and not quantities.extract(a) and (words := content_words(a))
+                    and (wanted := _negations(a))]
     for said in _clauses(fact):
         denials = _negations(said)
         if not denials or quantities.extract(said):  # "I don't have children under 5" denies less
             continue
-        for a in alternatives:
-            wanted = _negations(a)
-            if wanted and content_words(a) <= content_words(said) and _order_words(a) <= _order_words(said) and \
+        said_words, said_order = content_words(said), _order_words(said)
+        for words, wanted, order in alternatives:
+            if words <= said_words and order <= said_order and \
                     all(any(denied == d and covered <= c for d, c in wanted) for denied, covered in denials):
                 return True
     return False
