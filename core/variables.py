@@ -35,12 +35,12 @@ from core.text import (LIST_MARKER, heading_texts, normalized, split_sentences, 
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
 ANY_CUE = re.compile(r"\b(any|one|at least one) of\b|\bany of the following\b|\beither\b", re.I)
-LEAD_IN_CUE = re.compile(r"\b(if|when|must|eligible|qualify|qualif|require|need|only|criteria|conditions|following|provided)\b", re.I)
+LEAD_IN_CUE = re.compile(r"\b(if|when|must|eligible|qualify|qualif|require|need|should|shouldn't|only|criteria|conditions|following|provided)\b", re.I)
 CONDITION_CUE = re.compile(r"\b(must|eligible|qualify|require[sd]?|need to|have to|has to|only if|unless|if|provided that|as long as)\b", re.I)
 # "even if" / "as if" concede or compare, they impose nothing ("This applies even if you are given freedom
 # of action" states no condition of being an independent contractor).
 IF_CLAUSE = re.compile(r"(?<!\beven )(?<!\bas )\b(only if|unless|if|provided that|as long as)\b\s+(.*)$", re.I)
-NEGATIVE_MAIN = re.compile(r"\b(cannot|can't|can not|won't|will not|not eligible|isn't|is not|are not|aren't|no longer|don't|do not)\b", re.I)
+NEGATIVE_MAIN = re.compile(r"\b(cannot|can't|can not|won't|will not|not eligible|isn't|is not|are not|aren't|no longer|don't|do not|shouldn't|should not)\b", re.I)
 FIRST_PERSON = re.compile(r"\b(i|me|my|mine|we|our|us|you|your)\b", re.I)
 UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
 YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re.I)
@@ -734,9 +734,26 @@ def extract_conditions(passage: Passage) -> list[Condition]:
                 continue
         clause = _condition_clause(text)
         if clause is not None:
-            conditions += clause_conditions(*clause, passage.id)
+            conditions += clause_conditions(*clause, passage.id) + main_clause_conditions(text, passage.id)
     close_list()
     return conditions
+
+
+def main_clause_conditions(sentence: str, passage_id: str) -> list[Condition]:
+    """The conditions a sentence's main clause states after a leading conditional clause: "If your
+    child has a baby, you can make the claim for both of them if they live with you" needs both;
+    ``_condition_clause`` reads the first only. The main clause's own condition must open with its
+    subject ("if they live with you", "as long as your employer pays …"), not a fragment ("(if
+    required)")."""
+    lead = IF_CLAUSE.search(sentence)
+    if lead is None or sentence[:lead.start()].strip(" \"'(") or "," not in lead.group(2):
+        return []
+    _, main = _leading_clause(lead.group(2))
+    trailing = IF_CLAUSE.search(main)
+    if trailing is None or not CLAUSE_START.match(trailing.group(2)):
+        return []
+    clause = _condition_clause(main.strip())
+    return clause_conditions(*clause, passage_id) if clause is not None else []
 
 
 def clause_conditions(said: str, kind: str, passage_id: str) -> list[Condition]:

@@ -690,6 +690,35 @@ def test_a_leading_condition_ends_at_the_comma_its_main_clause_follows():
         "you live in Calvera, Tessby or Arden"]
 
 
+def test_a_should_not_lead_in_lists_disqualifiers():
+    """ShARC train rule text: the list under "They shouldn't be:" was not read at all, so a user who is one of
+    the people it excludes read as eligible once the age requirement was met."""
+    text = ("## Child Support representative\n\nThis person must be 18 or older. They shouldn\u2019t be:\n\n"
+            "* a child who you paid or get child support for, even if they\u2019ve turned 18\n"
+            "* the other parent in your child support case")
+    assert [(c.text, c.kind, c.group) for c in extract_conditions(passage(text))] == [
+        ("This person must be 18 or older", "requirement", "all"),
+        ("a child who you paid or get child support for, even if they've turned 18", "disqualifier", "all"),
+        ("the other parent in your child support case", "disqualifier", "all")]
+
+
+def test_a_main_clause_after_a_leading_condition_states_its_own_condition():
+    """ShARC train rule texts: the main clause's own "if" / "as long as" was dropped, so a user who
+    met the leading condition read as eligible with the second unasked."""
+    text = ("## Your child is under 16\n\nIf your child has a baby, you can make the claim for both of them if they "
+            "live with you. The money will be paid to you.")
+    assert [(c.text, c.group) for c in extract_conditions(passage(text))] == [
+        ("your child has a baby", "all"), ("they live with you", "all")]
+    text = ("If you work in a different country, you can still get SMP as long as your employer pays UK National "
+            "Insurance contributions for you.")
+    assert [c.text for c in extract_conditions(passage(text))] == [
+        "you work in a different country", "your employer pays UK National Insurance contributions for you"]
+    # a fragment is not a condition: "(if required)" has no subject
+    text = ("If you are still eligible for employment authorization, you should file for a renewal EAD by submitting "
+            "a new Form I-765 and filing fee (if required).")
+    assert [c.text for c in extract_conditions(passage(text))] == ["you are still eligible for employment authorization"]
+
+
 @pytest.mark.parametrize("text, expected", [
     ("You can get the grant if your income is below £20,000 and you live in Calvera.",
      [("your income is below £20,000", "if", "all"), ("you live in Calvera", "if", "all")]),
