@@ -188,6 +188,9 @@ class Signals:
     # asks for a value ("How early can I claim?")
     yes_no: int = 0
     follow_ups_answered: int = 0  # follow-up questions the user has answered yes or no: a dialogue is under way
+    # 1 when the user gave a scenario with the question: retrieval read the two together, so the question's own
+    # match to the knowledge base does not say whether its topic is there ("Is that allowed?")
+    has_scenario: int = 0
 
 
 # --- pragmatic evidence (seed 003) and the knowledge graph (seed 002 §6–7) ------------

@@ -455,3 +455,9 @@ def test_cross_fitted_probabilities_come_from_calibrators_that_never_saw_the_ite
         assert item.extra["group"] not in seen_groups[fold - 1]
     assert {round(t.signals.p_topic * 100) for t in scored} == {1, 2, 3, 4, 5}  # every fit scored its held-out fifth
     assert traces == [factories.trace() for _ in items]  # the input traces are not changed
+
+
+def test_a_scenario_told_with_the_question_is_a_signal_the_gate_reads():
+    told = calibrated.with_probabilities(replace(factories.trace(), query=Query("Is that allowed?", "I'm a mentor.")))
+    bare = calibrated.with_probabilities(replace(factories.trace(), query=Query("Is that allowed?", "  ")))
+    assert (told.signals.has_scenario, bare.signals.has_scenario) == (1, 0)

@@ -46,6 +46,15 @@ def test_a_dialogue_under_way_is_not_abstained_on_or_asked_what_it_means(overrid
     assert decide(trace(signals(**overrides, follow_ups_answered=1)), on).action == "ANSWER"
 
 
+def test_weak_retrieval_by_the_question_alone_does_not_abstain_on_a_question_told_with_a_scenario():
+    """Train KB: "Is that allowed?" after "I'm a mentor in the Copernicus Accelerator 2017 …" matches nothing by
+    its own words; whether its topic is in the knowledge base is P(topic covered)'s call, which reads retrieval
+    with the scenario."""
+    weak = {"confidence": 0.2, "score_gap": 0.0}
+    assert decide(trace(signals(**weak))).rule == "score_gap"
+    assert decide(trace(signals(**weak, has_scenario=1))).action == "ANSWER"
+
+
 def test_uncovered_topics_judge_only_a_question_that_turns_on_the_asker():
     # A contract hypothesis or an article question has its own calibrated P(fact stated); on ContractNLI
     # and SQuAD train the uncovered-topics rule refused answerable items at 25 % and 14 % precision

@@ -85,8 +85,11 @@ RULES: tuple[Rule, ...] = (
      "Nothing in the knowledge base matches the question: the topic is absent."),
     ("score_gap", "ABSTAIN",
      lambda s, t: [_cmp("confidence", s.confidence, "<", t["gap_conf_max"]),
-                   _cmp("score_gap", s.score_gap, "<", t["gap_min"])],
-     "Weak retrieval with no clear best passage: an uncertain match."),
+                   _cmp("score_gap", s.score_gap, "<", t["gap_min"]),
+                   _cmp("has_scenario", s.has_scenario, "==", 0)],
+     "Weak retrieval with no clear best passage: an uncertain match. (Not for a question told with a scenario: "
+     "\"Is that allowed?\" matches nothing by its own words, and P(topic covered) reads retrieval with the "
+     "scenario.)"),
     ("kg_empty", "ABSTAIN",
      lambda s, t: [_cmp("kg_matched", s.kg_matched, "==", 0)],
      "No entity of the question is in the knowledge graph: the topic is unrecoverable."),
