@@ -37,6 +37,7 @@ def test_each_rule_fires_on_its_signal(overrides, action, rule):
 @pytest.mark.parametrize("overrides, rule", [
     ({"evidence_coverage": 0.5, "p_depends": 1.0}, "uncovered_topics"),
     ({"ambiguity": 1.0}, "ambiguity"),
+    ({"p_topic": 0.1}, "topic_absent"),  # ShARC train: "Could I stay longer to continue my course?" after two replies
 ])
 def test_a_dialogue_under_way_is_not_abstained_on_or_asked_what_it_means(overrides, rule):
     # ShARC train: once the user has answered follow-ups about a rule ("Are you in New Zealand? Yes" for "Can I

@@ -59,10 +59,12 @@ RULES: tuple[Rule, ...] = (
      "the answer for each reading.)"),
     ("topic_absent", "ABSTAIN",
      lambda s, t: [_cmp("p_topic", s.p_topic, "<", t["topic_min"]),
-                   _cmp("dangling_pronoun", s.ambiguity_heuristics.get("dangling_pronoun", 0.0), "<", 1)],
+                   _cmp("dangling_pronoun", s.ambiguity_heuristics.get("dangling_pronoun", 0.0), "<", 1),
+                   _cmp("follow_ups_answered", s.follow_ups_answered, "==", 0)],
      "The knowledge base is not about what the question asks (calibrated P(topic covered) is low). A question "
      "that names nothing and refers by a pronoun to something the user has not said (\"How long did it last?\") "
-     "has no topic to look up: the ambiguity rule asks what it refers to."),
+     "has no topic to look up: the ambiguity rule asks what it refers to. Nor once the user has answered "
+     "follow-ups: they were asked about a rule found for this question, so its topic is there."),
     ("conflict_nli", "ASK",
      lambda s, t: [_cmp("nli_conflict", s.nli_conflict, ">", t["nli_conflict_max"])],
      "Two top passages contradict each other: ask which case applies."),
