@@ -489,5 +489,5 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
                       n_described=n_described, n_unknown_names=len(unknown_names(trace)),
                       statement=int(values["yes_no_claim"] and not values["personal"]),
-                      yes_no=int(values["yes_no_claim"]), has_scenario=int(bool(trace.query.scenario.strip())), **probs)
+                      yes_no=int(values["yes_no_claim"]), has_scenario=int(values["scenario_words"] > 0), **probs)
     return replace(trace, signals=signals)

@@ -746,9 +746,10 @@ def main_clause_conditions(sentence: str, passage_id: str) -> list[Condition]:
     subject ("if they live with you", "as long as your employer pays …"), not a fragment ("(if
     required)")."""
     lead = IF_CLAUSE.search(sentence)
-    if lead is None or sentence[:lead.start()].strip(" \"'(") or "," not in lead.group(2):
+    opening = _opening_clause(lead) if lead is not None else None
+    if opening is None:
         return []
-    _, main = _leading_clause(lead.group(2))
+    main = opening[1]
     trailing = IF_CLAUSE.search(main)
     if trailing is None or not CLAUSE_START.match(trailing.group(2)):
         return []
@@ -1031,9 +1032,8 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
     if match:
         cue = match.group(1).lower()
         clause, main = match.group(2), sentence[: match.start()]
-        if not main.strip(" \"'(") and "," in clause:
-            # "If you're over 65, you can claim": the condition ends at the comma, the rest is the main clause
-            clause, main = _leading_clause(clause)
+        if (opening := _opening_clause(match)) is not None:
+            clause, main = opening
         elif not main.strip(" \"'(") and (start := MAIN_CLAUSE_START.search(clause)):
             # "If you don't have access to HPOS you'll need a certificate": no comma, the main clause
             # starts at its subject and modal
@@ -1073,6 +1073,14 @@ MAIN_AFTER_COMMA = re.compile(r"^\s*(?:(?:you|we|they|it|he|she|there)\b|(?:your
 RELATIVE_RULE = re.compile(r"^(?:[\w'-]+\s+){1,6}?(?P<rel>who|whose)\s+(?P<clause>.+?)\s+(?:may|can|could|will|are|is)\s+"
                            r"(?:also\s+|usually\s+|still\s+|only\s+)?(?:be\s+)?(?:eligible|entitled|able to|qualify|get|"
                            r"claim|apply)\b", re.I)
+
+
+def _opening_clause(match: re.Match) -> tuple[str, str] | None:
+    """(condition, main clause) when the conditional clause ``match`` (of ``IF_CLAUSE``) opens its sentence
+    and a comma ends it ("If you're over 65, you can claim": the rest is the main clause); None otherwise."""
+    if match.string[:match.start()].strip(" \"'(") or "," not in match.group(2):
+        return None
+    return _leading_clause(match.group(2))
 
 
 def _leading_clause(text: str) -> tuple[str, str]:
