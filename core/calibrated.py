@@ -204,6 +204,52 @@ def _overlap(terms: set[str], text: str) -> float:
     return len(terms & set(tokenize(text))) / len(terms)
 
 
+# Words that frame a question rather than say what it asks: what every eligibility question shares ("get",
+# "claim"), the answer's kind ("how many people", "what year", "called") and filler ("ok", "still").
+QUESTION_FRAME = frozenset(w[:5] for w in GENERIC_ASK | set(tokenize(
+    "many much long often far old kind type name called time year date number people place person happen "
+    "able ok still way thing well really actually")))
+
+
+def _prefixes(text: str) -> set[str]:
+    """Content words without their inflection and cut to five letters, so "opened" meets "open",
+    "designed" "designer" and "directed" "director"."""
+    return {_uninflected(w)[:5] for w in tokenize(text)}
+
+
+def _uninflected(word: str) -> str:
+    """The word without an -ing, -ed or -(e)s ending, or a final -e ("opening", "opened" → "open")."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)].rstrip("e")
+    return word.rstrip("e") if len(word) > 3 else word
+
+
+def asked_words(question: str, title: str) -> set[str]:
+    """What a question asks beyond its topic: its words less its names, the top document's title and
+    the words that only frame a question ("Who designed the Arden Lighthouse?" → "desig")."""
+    return _prefixes(question) - _prefixes(" ".join(_names(question))) - _prefixes(title) - QUESTION_FRAME
+
+
+def asked_found(trace: Trace) -> float:
+    """The largest share of the question's asked words (``asked_words``) that one sentence of a top
+    passage holds with the sentence before it (1 when it asks nothing beyond its topic). A passage about
+    the topic that never says what is asked ("designed") rarely states the fact; read over the words,
+    not the NLI verdict, which finds a wh-question's claim neutral whether or not the answer is there
+    (train KB wh-questions: AUROC 0.77 against the fitted P(fact stated)'s 0.67)."""
+    if not trace.passages:
+        return 0.0
+    asked = asked_words(trace.query.question, trace.passages[0].passage.title)
+    if not asked:
+        return 1.0
+    best = 0.0
+    for p in trace.passages[:3]:
+        words = [_prefixes(s.text) for s in p.passage.sentences] or [_prefixes(p.passage.text)]
+        for k, said in enumerate(words):
+            best = max(best, len(asked & (said | (words[k - 1] if k else set()))) / len(asked))
+    return best
+
+
 def unaddressed(trace: Trace, share: float = 0.5) -> int:
     """Conditions nothing the user said touches: no answered follow-up, scenario sentence or the question
     itself shares ``share`` of the condition's content words (a follow-up asked about it is a paraphrase)."""
@@ -336,6 +382,7 @@ def features(trace: Trace) -> dict[str, float]:
         "evidence_coverage": s.evidence_coverage,
         "evidence_overlap": max((_overlap(q_terms, t) for t in evidence_texts), default=0.0),
         "answer_type_found": s.answer_type_found,
+        "asked_found": asked_found(trace),
         "yes_no_claim": yes_no,
         "premise_supported": s.premise_supported,
         # conditions

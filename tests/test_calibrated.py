@@ -461,3 +461,44 @@ def test_a_scenario_told_with_the_question_is_a_signal_the_gate_reads():
     told = calibrated.with_probabilities(replace(factories.trace(), query=Query("Is that allowed?", "I'm a mentor.")))
     bare = calibrated.with_probabilities(replace(factories.trace(), query=Query("Is that allowed?", "  ")))
     assert (told.signals.has_scenario, bare.signals.has_scenario) == (1, 0)
+
+
+@pytest.mark.parametrize("question, title, asked", [
+    ("Who designed the Arden Lighthouse?", "Arden Lighthouse", {"desig"}),
+    ("How many people live in Tessby?", "Tessby", {"liv"}),
+    ("Who directed the movie version of The Tide Clerk?", "Isolde Fenn", {"direc", "movi", "versi"}),
+    # a question that asks nothing beyond its topic and the kind of value it wants
+    ("How much is the Winter Fuel Payment?", "Winter Fuel Payment", set()),
+])
+def test_the_asked_words_are_what_a_question_asks_beyond_its_names_its_document_and_its_frame(question, title, asked):
+    assert calibrated.asked_words(question, title) == asked
+
+
+def _article(question: str, text: str):
+    from core.text import split_sentences
+    passage = Passage(id="enc/arden#0", doc_id="enc/arden", title="Arden Lighthouse", text=text, start=0,
+                      end=len(text), sentences=tuple(split_sentences(text)))
+    return replace(factories.trace(), query=Query(question), passages=(RetrievedPassage(passage, 1, 0.7, 3.0, 1.0, 0.8),))
+
+
+def test_asked_found_reads_whether_a_sentence_of_the_topic_says_what_is_asked():
+    """A passage about the lighthouse that never says who designed it rarely states the designer; a word
+    of the asked relation in another form ("designer") counts, in the sentence or the one before it."""
+    built = "The Arden Lighthouse stands on Arden Head. It was built in 1871 and first lit in 1872."
+    designed = "The Arden Lighthouse stands on Arden Head. Its designer was the engineer Mara Quill."
+    before = "The lighthouse was designed in 1869. The engineer was Mara Quill, then aged thirty."
+    asked = "Who designed the Arden Lighthouse?"
+    assert calibrated.asked_found(_article(asked, built)) == 0.0
+    assert calibrated.asked_found(_article(asked, designed)) == 1.0
+    assert calibrated.asked_found(_article(asked, before)) == 1.0
+    assert calibrated.asked_found(_article("Where is the Arden Lighthouse?", built)) == 1.0  # nothing beyond the topic
+    assert calibrated.asked_found(replace(factories.trace(with_passage=False), query=Query(asked))) == 0.0
+
+
+def test_real_the_asked_relation_is_found_for_a_stated_fact_and_not_for_an_unstated_one(sample_pipeline):
+    """Sample KB: the Harlow Bridge article says when it opened; the Arden Lighthouse article never says
+    who designed it, though it is all about the lighthouse."""
+    from core.pipeline import make_query
+    stated = calibrated.features(sample_pipeline.analyze(make_query("When did the Harlow Bridge open to traffic?")))
+    unstated = calibrated.features(sample_pipeline.analyze(make_query("Who designed the Arden Lighthouse?")))
+    assert stated["asked_found"] == 0.5 and unstated["asked_found"] == 0.0  # "opened", not "traffic"

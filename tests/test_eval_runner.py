@@ -53,7 +53,10 @@ class FakePipeline:
         sig = signals(ambiguity=0.9 if "it" in query.question.split() else 0.0,
                       incompleteness=0.5 if not (query.scenario or query.history) else 0.0,
                       sufficiency=0.1 if "passport" in query.question else 0.8, coverage=words / 10)
-        return replace(trace(sig), query=query, kb=str(self.kb.folder))
+        base = trace(sig)
+        # its passage says what the question asks (P(fact stated) reads that), so the signals above decide
+        said = replace(base.passages[0], passage=replace(base.passages[0].passage, text=query.question))
+        return replace(base, query=query, passages=(said,), kb=str(self.kb.folder))
 
 
 def items() -> list[LabelledItem]:
