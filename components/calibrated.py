@@ -8,8 +8,8 @@ from core import calibrated
 from core.types import Trace
 
 HELP = ("Each probability is a small logistic model over named features of this trace, fitted on the "
-        "training data in ../shared/data/train (ShARC train trees, ContractNLI train, SQuAD train articles), "
-        "so a threshold means the same on every knowledge base. P(condition open) and P(fact stated) are "
+        "training data in ../shared/data/train (ShARC train trees, ContractNLI train, SQuAD train articles) "
+        "and, for P(fact stated), the questions of train_kb/, so a threshold means the same on every knowledge base. P(condition open) and P(fact stated) are "
         "mixed with P(depends), whether the answer turns on the asker's circumstances: their 'asks' column says "
         "how, and their features are those of the conditional part. The features listed pushed the log-odds "
         "up (+) or down (−); 'held-out AUROC' is how well the model separated its target on rule trees, "
@@ -38,6 +38,9 @@ def render_calibrated(trace: Trace) -> None:
         st.error(str(exc))
         return
     st.dataframe(rows, hide_index=True, width="stretch")
+    if trace.passages and (asked := calibrated.asked_terms(trace.query.question, trace.passages[0].passage.title)):
+        st.caption(f"What the question asks beyond its topic: {md(', '.join(asked))}. A sentence of the top passages "
+                   f"says {calibrated.asked_found(trace):.0%} of it (asked_found, read by P(fact stated)).")
     refs = calibrated.referents(trace.query.question, trace.passages, trace.rivals)
     if len(refs) > 1:
         st.caption("The question could mean any of: " + "; ".join(md(r) for r in refs))

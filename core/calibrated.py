@@ -225,10 +225,16 @@ def _uninflected(word: str) -> str:
     return word.rstrip("e") if len(word) > 3 else word
 
 
+def asked_terms(question: str, title: str) -> list[str]:
+    """What a question asks beyond its topic, as its words: its words less its names, the top document's
+    title and the words that only frame a question ("Who designed the Arden Lighthouse?" → ["designed"])."""
+    topic = _prefixes(" ".join(_names(question))) | _prefixes(title) | QUESTION_FRAME
+    return list(dict.fromkeys(w for w in tokenize(question) if _uninflected(w)[:5] not in topic))
+
+
 def asked_words(question: str, title: str) -> set[str]:
-    """What a question asks beyond its topic: its words less its names, the top document's title and
-    the words that only frame a question ("Who designed the Arden Lighthouse?" → "desig")."""
-    return _prefixes(question) - _prefixes(" ".join(_names(question))) - _prefixes(title) - QUESTION_FRAME
+    """``asked_terms`` as they are compared with a passage's words (``_prefixes``)."""
+    return {_uninflected(w)[:5] for w in asked_terms(question, title)}
 
 
 def asked_found(trace: Trace) -> float:

@@ -110,6 +110,31 @@ def test_claim_variables_and_premises_panels():
     assert "generation issue" in at.info[0].value
 
 
+def _render_calibrated(trace):
+    from components.calibrated import render_calibrated
+    render_calibrated(trace)
+
+
+def test_calibrated_panel_says_what_the_question_asks_beyond_its_topic_and_how_much_a_passage_says():
+    """P(fact stated) reads whether a top passage's sentence says what is asked; the panel names those
+    words as the user wrote them, shown literally."""
+    from core.text import split_sentences
+    from core.types import Passage, Query, RetrievedPassage
+    text = "The Arden Lighthouse stands on Arden Head. It was built in 1871."
+    passage = Passage(id="enc/arden#0", doc_id="enc/arden", title="Arden Lighthouse", text=text, start=0,
+                      end=len(text), sentences=tuple(split_sentences(text)))
+    trace = replace(rich_trace(), query=Query("Who *designed* the Arden Lighthouse?"),
+                    passages=(RetrievedPassage(passage, 1, 0.7, 3.0, 1.0, 0.8),))
+    at = AppTest.from_function(_render_calibrated, kwargs={"trace": trace}).run()
+    assert not at.exception
+    caption = " ".join(c.value for c in at.caption)
+    assert "asks beyond its topic: designed." in caption and "says 0% of it" in caption
+    found = replace(trace, query=Query("When was the Arden Lighthouse built?"))
+    at = AppTest.from_function(_render_calibrated, kwargs={"trace": found}).run()
+    assert "asks beyond its topic: built." in " ".join(c.value for c in at.caption)
+    assert "says 100% of it" in " ".join(c.value for c in at.caption)
+
+
 # --- signals chart and gate trace -------------------------------------------------------------
 
 def test_signal_rows_colour_by_side_and_carry_thresholds():
