@@ -364,6 +364,18 @@ def test_code_stamp_follows_the_code_the_pipeline_imports(tmp_path, monkeypatch)
     assert runner.code_stamp() != stamp
 
 
+def test_code_stamp_is_the_same_from_many_threads_at_once():
+    """A Streamlit page reads the run key from its script thread while other threads build ASTs: the
+    stamp comes out the same from every thread."""
+    from concurrent.futures import ThreadPoolExecutor
+    from core.evaluation import runner
+    runner._core_imports.cache_clear()
+    with ThreadPoolExecutor(8) as pool:
+        stamps = set(pool.map(lambda _: runner.code_stamp(), range(32)))
+    assert stamps == {runner.code_stamp()}
+    assert runner._core_imports("from core import nli\nimport core.signals\n") == ("core.nli", "core.signals")
+
+
 def test_real_analysis_modules_include_the_stages():
     from core.evaluation.runner import analysis_modules
     names = {p.relative_to(models.PROJECT_ROOT / "core").as_posix() for p in analysis_modules()}

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -162,12 +163,36 @@ def analysis_modules() -> list[Path]:
             continue
         files.add(path)
         todo += [".".join(name.split(".")[:k]) for k in range(2, name.count(".") + 1)]  # its packages run too
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core"):
-                todo += [node.module] * (node.module != "core") + [f"{node.module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                todo += [a.name for a in node.names if a.name.startswith("core.")]
+        todo += _core_imports(path.read_text(encoding="utf-8"))
     return sorted(files)
+
+
+_PARSING = threading.Lock()
+AST_RETRIES = 3
+
+
+@lru_cache(maxsize=512)
+def _core_imports(source: str) -> tuple[str, ...]:
+    """The ``core`` modules, and the names imported from them, that a module's source imports. Parsed
+    once per version of a file, one parse at a time, and again on a spurious "AST constructor recursion
+    depth mismatch": before 3.11.8 and 3.12.1, CPython can raise that SystemError when ASTs are built in
+    two threads at once (python/cpython#106905), as a Streamlit page's script threads do — it stopped
+    the Evaluate page once."""
+    for attempt in range(AST_RETRIES):
+        try:
+            with _PARSING:
+                tree = ast.parse(source)
+            break
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == AST_RETRIES - 1:
+                raise
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core"):
+            names += [node.module] * (node.module != "core") + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names if a.name.startswith("core.")]
+    return tuple(names)
 
 
 def _module_file(root: Path, name: str) -> Path | None:
