@@ -486,11 +486,14 @@ def test_asked_found_reads_whether_a_sentence_of_the_topic_says_what_is_asked():
     of the asked relation in another form ("designer") counts, in the sentence or the one before it."""
     built = "The Arden Lighthouse stands on Arden Head. It was built in 1871 and first lit in 1872."
     designed = "The Arden Lighthouse stands on Arden Head. Its designer was the engineer Mara Quill."
-    before = "The lighthouse was designed in 1869. The engineer was Mara Quill, then aged thirty."
     asked = "Who designed the Arden Lighthouse?"
     assert calibrated.asked_found(_article(asked, built)) == 0.0
     assert calibrated.asked_found(_article(asked, designed)) == 1.0
-    assert calibrated.asked_found(_article(asked, before)) == 1.0
+    # what is asked, said over two sentences ("lamp", then "designed"): read with the one before it
+    lamp = "The lamp was made in Paris. It was designed by Mara Quill. The tower is older."
+    assert calibrated.asked_found(_article("Who designed the lamp of the Arden Lighthouse?", lamp)) == 1.0
+    apart = "The lamp was made in Paris. The tower is older. It was designed by Mara Quill."
+    assert calibrated.asked_found(_article("Who designed the lamp of the Arden Lighthouse?", apart)) == 0.5
     assert calibrated.asked_found(_article("Where is the Arden Lighthouse?", built)) == 1.0  # nothing beyond the topic
     assert calibrated.asked_found(replace(factories.trace(with_passage=False), query=Query(asked))) == 0.0
 
