@@ -37,6 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from core.quantities import without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
@@ -211,30 +212,29 @@ QUESTION_FRAME = frozenset(w[:5] for w in GENERIC_ASK | set(tokenize(
     "able ok still way thing well really actually")))
 
 
+def _prefix(word: str) -> str:
+    """A word without its inflection, cut to five letters: "opened" meets "open", "designed" "designer"
+    and "directed" "director". A word with no ending loses a final -e only if it is longer than three
+    letters."""
+    stem = without_ending(word)
+    return (stem.rstrip("e") if stem != word or len(word) > 3 else word)[:5]
+
+
 def _prefixes(text: str) -> set[str]:
-    """Content words without their inflection and cut to five letters, so "opened" meets "open",
-    "designed" "designer" and "directed" "director"."""
-    return {_uninflected(w)[:5] for w in tokenize(text)}
-
-
-def _uninflected(word: str) -> str:
-    """The word without an -ing, -ed or -(e)s ending, or a final -e ("opening", "opened" → "open")."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)].rstrip("e")
-    return word.rstrip("e") if len(word) > 3 else word
+    """``_prefix`` of each content word of ``text``."""
+    return {_prefix(w) for w in tokenize(text)}
 
 
 def asked_terms(question: str, title: str) -> list[str]:
     """What a question asks beyond its topic, as its words: its words less its names, the top document's
     title and the words that only frame a question ("Who designed the Arden Lighthouse?" → ["designed"])."""
     topic = _prefixes(" ".join(_names(question))) | _prefixes(title) | QUESTION_FRAME
-    return list(dict.fromkeys(w for w in tokenize(question) if _uninflected(w)[:5] not in topic))
+    return list(dict.fromkeys(w for w in tokenize(question) if _prefix(w) not in topic))
 
 
 def asked_words(question: str, title: str) -> set[str]:
-    """``asked_terms`` as they are compared with a passage's words (``_prefixes``)."""
-    return {_uninflected(w)[:5] for w in asked_terms(question, title)}
+    """``asked_terms`` as they are compared with a passage's words (``_prefix``)."""
+    return {_prefix(w) for w in asked_terms(question, title)}
 
 
 def asked_found(trace: Trace) -> float:

@@ -571,11 +571,15 @@ def _content_stem(word: str) -> str:
         return ""
     if word in _STEM:
         return _STEM[word]
+    return without_ending(word).rstrip("e")
+
+
+def without_ending(word: str) -> str:
+    """The word without an -ing, -ed or -(e)s ending that leaves three letters or more ("opened" → "open")."""
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word.rstrip("e")
+            return word[: -len(suffix)]
+    return word
 
 
 def _clause(text: str, span: tuple[int, int]) -> str:
