@@ -196,5 +196,8 @@ def table_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def transfer_rows(rows: list[dict]) -> list[dict]:
-    """The transfer table's rows for display: figures to three places, "—" where a set lacks a class."""
-    return [{k: (f"{v:.3f}" if isinstance(v, float) else "—" if v is None else v) for k, v in r.items()} for r in rows]
+    """The transfer table's rows for display: figures to three places, intervals as "low–high", "—" where
+    a set lacks a class."""
+    from core.evaluation.transfer import interval_text
+    return [{k: (interval_text(v) if k.endswith("_interval") else f"{v:.3f}" if isinstance(v, float)
+                 else "—" if v is None else v) for k, v in r.items()} for r in rows]

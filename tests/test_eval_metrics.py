@@ -101,3 +101,23 @@ def test_format_metrics_shows_the_figures():
     assert ask_row.split() == ["ASK", "0.500", "0.500", "0.500", "2", "1", "1", "0"]
     table = M.format_comparison({"a": M.action_metrics(GOLD, PRED)})
     assert "0.722" in table
+
+
+def test_group_intervals_resample_whole_groups_and_cover_the_whole_set_figure():
+    rng = np.random.default_rng(1)
+    # 40 groups of 5 items; a group's items share their outcome, so the groups, not the items, are the draws
+    right = np.repeat(rng.random(40) < 0.7, 5)
+    groups = [f"g{k // 5}" for k in range(len(right))]
+
+    def accuracy(rows):
+        return {"accuracy": float(right[rows].mean()), "never": None}
+    by_group = M.group_intervals(groups, accuracy, replicates=400)
+    by_item = M.group_intervals([str(k) for k in range(len(right))], accuracy, replicates=400)
+    low, high = by_group["accuracy"]
+    assert low < right.mean() < high and 0 < low and high < 1
+    # the same figure resampled item by item pretends to 200 independent draws: a narrower interval
+    assert (by_item["accuracy"][1] - by_item["accuracy"][0]) < 0.6 * (high - low)
+    assert by_group["never"] is None  # undefined in every resample
+    assert M.group_intervals(groups, accuracy, replicates=400) == by_group  # seeded: the same each time
+    with pytest.raises(ValueError, match="replicates"):
+        M.group_intervals(groups, accuracy, replicates=0)

@@ -243,3 +243,12 @@ def test_real_run_on_sample_questions(nli_model, tmp_path, monkeypatch):
     assert 0.0 <= metric(at, "Accuracy") <= 1.0
     at.button(key="aw_eval_go").click().run()  # the second run reads every trace from the cache
     assert at.session_state["aw_eval_run"]["run"].cached == 6
+
+
+def test_transfer_rows_show_intervals_as_ranges_and_undefined_figures_as_a_dash():
+    shown = ev.transfer_rows([{"configuration": "defaults", "set": "ShARC half A", "n": 1003, "groups": 25,
+                               "macro_f1": 0.7791, "auroc_answer_vs_ask": None,
+                               "macro_f1_interval": (0.7412, 0.8123), "auroc_answer_vs_ask_interval": None}])
+    assert shown == [{"configuration": "defaults", "set": "ShARC half A", "n": 1003, "groups": 25,
+                      "macro_f1": "0.779", "auroc_answer_vs_ask": "—",
+                      "macro_f1_interval": "0.741–0.812", "auroc_answer_vs_ask_interval": "—"}]

@@ -32,6 +32,7 @@ TO_INSPECT = "aw_eval_open"  # an item to open on Inspect (set by a callback, ac
 UPLOADS = wiring.ROOT / ".cache" / "eval" / "uploads"
 RATE_FILE = wiring.ROOT / ".cache" / "eval" / "rate.json"  # seconds per item measured on the last run
 TRANSFER = "aw_eval_transfer_rows"
+TRANSFER_REPLICATES = 500  # group resamples behind each interval of the transfer table
 TABS = ["Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Signal strength"]
 SHARED = wiring.ROOT.parent / "shared" / "data"
 SOURCES = {  # label -> (format, path); the shared files only where they exist
@@ -342,7 +343,7 @@ def go_to_inspect(run, item_id: str) -> None:
 def transfer(values) -> None:
     """The transfer table (``bench/bench_transfer.py``): the sliders, the declared defaults and the general
     learned gate on every report set, none of which any of them was fitted on."""
-    from core.evaluation.transfer import configurations, report_sets, table_rows
+    from core.evaluation.transfer import INTERVAL_NOTE, configurations, report_sets, table_rows
     with st.expander("Transfer: every report set at once", expanded=TRANSFER in st.session_state):
         st.caption("ShARC dev half A, ContractNLI dev, the held-out SQuAD articles and the sample KB's two question "
                    "sets, gated by the current sliders, the declared defaults and the general learned gate. The "
@@ -360,9 +361,13 @@ def transfer(values) -> None:
                 bar.progress(k / len(sets), text=f"Analysing {name} ({len(dataset.items)} items)…")
                 runs[name] = BatchRunner(values, show_bar=False).run(dataset)
             bar.empty()
-            st.session_state[TRANSFER] = table_rows(runs, {"current sliders": values, **configurations()})
+            with st.spinner("Resampling each set's groups for the intervals…"):
+                st.session_state[TRANSFER] = table_rows(runs, {"current sliders": values, **configurations()},
+                                                        replicates=TRANSFER_REPLICATES)
         if TRANSFER in st.session_state:
             st.dataframe(ev.transfer_rows(st.session_state[TRANSFER]), hide_index=True, width="stretch")
+            st.caption(f"The *_interval* columns: {INTERVAL_NOTE} ({TRANSFER_REPLICATES} resamples; *groups* says how "
+                       "many each set has).")
 
 
 values = render_settings()

@@ -63,8 +63,15 @@ def nli_slice(group: str, salt: str) -> str:
     return "test" if h < NLI_TEST_SHARE else "calib" if h < NLI_TEST_SHARE + NLI_CALIB_SHARE else "train"
 
 
+# Where an imported item names what it was asked about, when no "group" was set: a ShARC rule tree,
+# a ContractNLI contract, a sample-KB document (a question whose topic is absent names none: its own)
+GROUP_KEYS = ("group", "tree_id", "document", "doc_id")
+
+
 def group_of(item: LabelledItem) -> str:
-    return str(item.extra.get("group", item.id))
+    """What the item's cross-validation fold and bootstrap resample go by: its rule tree, contract,
+    article or document, else the item itself."""
+    return str(next((item.extra[k] for k in GROUP_KEYS if item.extra.get(k)), item.id))
 
 
 def _dataset(name: str, items: list[LabelledItem], path: Path) -> Dataset:

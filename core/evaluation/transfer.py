@@ -7,7 +7,7 @@ shows it for the runs at hand.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -19,7 +19,7 @@ from core.gate.table import gate_table
 from core.evaluation.importers import Dataset, load_dataset
 from core.gate.learned import load_cached
 from core.evaluation.runner import RunResult
-from core.evaluation.training import TRAIN_DIR, squad_train
+from core.evaluation.training import TRAIN_DIR, group_of, squad_train
 from core.types import ACTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +51,9 @@ class Cell:
     metrics: dict[str, Any]
     auroc_answerable: float | None  # ANSWER vs ASK+ABSTAIN by P(answer)
     auroc_ask: float | None  # ANSWER vs ASK, on items with a scenario or history
+    # 95 % intervals of macro_f1, hallucination, auroc_answerable and auroc_answer_vs_ask, from resampling
+    # the set's groups (``cell``); empty when not asked for
+    intervals: dict[str, tuple[float, float] | None] = field(default_factory=dict)
 
 
 def predict(run: RunResult, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -67,35 +70,70 @@ def answerable_score(table) -> np.ndarray:
     return table.column("p_topic") * table.column("p_fact") * (1.0 - table.column("p_open"))
 
 
-def cell(run: RunResult, values: Mapping[str, Any]) -> Cell:
+def cell(run: RunResult, values: Mapping[str, Any], replicates: int = 0) -> Cell:
+    """The figures of ``run`` gated under ``values``; with ``replicates``, the 95 % interval of macro-F1,
+    hallucination and both AUROCs over that many resamples of the set's groups (rule trees, contracts,
+    articles, documents: ``group_of``)."""
     codes, p_answer = predict(run, values)
     gold = run.gold
     answer = gold == ACTIONS.index("ANSWER")
     ask_rows = run.has_context & (gold != ACTIONS.index("ABSTAIN"))
-    return Cell(metrics=M.action_metrics(gold, codes), auroc_answerable=M.auroc(answer, p_answer),
-                auroc_ask=M.auroc(answer[ask_rows], p_answer[ask_rows]) if ask_rows.any() else None)
+
+    def figures(rows: np.ndarray) -> dict[str, Any]:
+        m = M.action_metrics(gold[rows], codes[rows])
+        asked = rows[ask_rows[rows]]
+        return {"macro_f1": m["macro_f1"], "hallucination": m["hallucination_rate"],
+                "auroc_answerable": M.auroc(answer[rows], p_answer[rows]),
+                "auroc_answer_vs_ask": M.auroc(answer[asked], p_answer[asked]) if len(asked) else None}
+    whole = figures(np.arange(len(gold)))
+    intervals = M.group_intervals([group_of(item) for item in run.items], figures, replicates) if replicates else {}
+    return Cell(metrics=M.action_metrics(gold, codes), auroc_answerable=whole["auroc_answerable"],
+                auroc_ask=whole["auroc_answer_vs_ask"], intervals=intervals)
 
 
-def table_rows(runs: Mapping[str, RunResult], configs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (configuration, set) with the headline figures."""
+def table_rows(runs: Mapping[str, RunResult], configs: Mapping[str, Mapping[str, Any]],
+               replicates: int = 0) -> list[dict[str, Any]]:
+    """One row per (configuration, set) with the headline figures; with ``replicates``, a
+    ``<figure>_interval`` (low, high) beside each figure ``cell`` gives one for."""
     out = []
     for config, values in configs.items():
         for name, run in runs.items():
-            c = cell(run, values)
+            c = cell(run, values, replicates)
             m = c.metrics
-            out.append({"configuration": config, "set": name, "n": m["n"], "macro_f1": m["macro_f1"],
-                        "answer_recall": m["per_action"]["ANSWER"]["recall"], "ask_recall": m["ask_recall"],
-                        "abstain_recall": m["abstain_recall"], "ask_share": m["per_action"]["ASK"]["predicted"] / m["n"],
-                        "hallucination": m["hallucination_rate"], "coverage": m["coverage"],
-                        "auroc_answerable": c.auroc_answerable, "auroc_answer_vs_ask": c.auroc_ask})
+            row = {"configuration": config, "set": name, "n": m["n"], "macro_f1": m["macro_f1"],
+                   "answer_recall": m["per_action"]["ANSWER"]["recall"], "ask_recall": m["ask_recall"],
+                   "abstain_recall": m["abstain_recall"], "ask_share": m["per_action"]["ASK"]["predicted"] / m["n"],
+                   "hallucination": m["hallucination_rate"], "coverage": m["coverage"],
+                   "auroc_answerable": c.auroc_answerable, "auroc_answer_vs_ask": c.auroc_ask}
+            if replicates:
+                row |= {"groups": len({group_of(item) for item in run.items}),
+                        **{f"{k}_interval": v for k, v in c.intervals.items()}}
+            out.append(row)
     return out
 
 
+INTERVAL_NOTE = ("95 % intervals from resampling whole groups (rule trees, contracts, articles, documents) with "
+                 "replacement: how far each figure could move on another draw of such groups")
+
+
 def format_table(rows: list[dict[str, Any]]) -> str:
+    """The rows as plain text; where they carry intervals, a second table of them, with each set's
+    number of groups (three SQuAD articles say little about a fourth)."""
     keys = ["n", "macro_f1", "answer_recall", "ask_recall", "abstain_recall", "ask_share", "hallucination",
             "coverage", "auroc_answerable", "auroc_answer_vs_ask"]
     lines = [f"{'configuration':<24}{'set':<18}" + "".join(f"{k[:14]:>15}" for k in keys)]
     for r in rows:
         lines.append(f"{r['configuration'][:23]:<24}{r['set']:<18}" + "".join(
             f"{M._fmt(r[k]) if k != 'n' else r[k]:>15}" for k in keys))
+    ranged = [k for k in rows[0] if k.endswith("_interval")] if rows else []
+    if ranged:
+        lines += ["", INTERVAL_NOTE + ":", f"{'configuration':<24}{'set':<18}{'groups':>7}"
+                  + "".join(f"{k.removesuffix('_interval')[:19]:>20}" for k in ranged)]
+        for r in rows:
+            lines.append(f"{r['configuration'][:23]:<24}{r['set']:<18}{r['groups']:>7}"
+                         + "".join(f"{interval_text(r[k]):>20}" for k in ranged))
     return "\n".join(lines)
+
+
+def interval_text(interval: tuple[float, float] | None) -> str:
+    return "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}"
