@@ -49,7 +49,7 @@ def test_each_configuration_is_scored_on_each_set_with_recall_share_and_auroc():
 
 def test_intervals_come_from_resampling_groups_and_are_printed_with_the_group_count():
     gold_rows = [("ANSWER", {"p_topic": 0.9, "p_fact": 0.9}, True), ("ASK", {"p_open": 0.9, "yes_no": 1}, True),
-                 ("ABSTAIN", {"p_topic": 0.1}, False), ("ASK", {"p_open": 0.4, "yes_no": 1}, True)] * 6
+                 ("ABSTAIN", {"p_topic": 0.1}, False), ("ASK", {"p_open": 0.4, "yes_no": 1}, True)] * 12
     run = _run(gold_rows)
     # four items per rule tree: tree k holds items 4k … 4k+3
     items = tuple(replace(i, extra={"tree_id": f"tree{n // 4}"}) for n, i in enumerate(run.items))
@@ -57,10 +57,14 @@ def test_intervals_come_from_resampling_groups_and_are_printed_with_the_group_co
     plain = table_rows({"set A": run}, {"calibrated only": CALIBRATED_ONLY})[0]
     assert not any(k.endswith("_interval") for k in plain) and "groups" not in plain
     row = table_rows({"set A": run}, {"calibrated only": CALIBRATED_ONLY}, replicates=200)[0]
-    assert row["groups"] == 6 and row["macro_f1"] == plain["macro_f1"]
+    assert row["groups"] == 12 and row["macro_f1"] == plain["macro_f1"]
     # every tree is alike here, so any resample of trees gives the whole set's figures
     low, high = row["macro_f1_interval"]
     assert low == high == pytest.approx(plain["macro_f1"])
     assert row["hallucination_interval"] == (pytest.approx(1 / 3), pytest.approx(1 / 3)) == (plain["hallucination"],) * 2
     text = format_table([row])
     assert "95 % intervals" in text and f"{plain['macro_f1']:.3f}–{plain['macro_f1']:.3f}" in text
+    # three trees resample into a handful of mixes: no interval is claimed
+    few = replace(run, items=tuple(replace(i, extra={"tree_id": f"tree{n % 3}"}) for n, i in enumerate(run.items)))
+    row = table_rows({"set A": few}, {"calibrated only": CALIBRATED_ONLY}, replicates=200)[0]
+    assert row["groups"] == 3 and row["macro_f1_interval"] is None and row["hallucination_interval"] is None

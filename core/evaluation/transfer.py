@@ -45,6 +45,11 @@ def configurations() -> dict[str, dict[str, Any]]:
                                                           "learned_gate_file": "presets/learned-gate-general.json"})}
 
 
+# Fewer groups than this give no interval: resampling three SQuAD articles draws one of ten mixes of them,
+# which says nothing about a fourth article.
+MIN_INTERVAL_GROUPS = 10
+
+
 @dataclass(frozen=True)
 class Cell:
     """One configuration on one set."""
@@ -73,7 +78,7 @@ def answerable_score(table) -> np.ndarray:
 def cell(run: RunResult, values: Mapping[str, Any], replicates: int = 0) -> Cell:
     """The figures of ``run`` gated under ``values``; with ``replicates``, the 95 % interval of macro-F1,
     hallucination and both AUROCs over that many resamples of the set's groups (rule trees, contracts,
-    articles, documents: ``group_of``)."""
+    articles, documents: ``group_of``) — None for a set of fewer than ``MIN_INTERVAL_GROUPS`` groups."""
     codes, p_answer = predict(run, values)
     gold = run.gold
     answer = gold == ACTIONS.index("ANSWER")
@@ -86,7 +91,12 @@ def cell(run: RunResult, values: Mapping[str, Any], replicates: int = 0) -> Cell
                 "auroc_answerable": M.auroc(answer[rows], p_answer[rows]),
                 "auroc_answer_vs_ask": M.auroc(answer[asked], p_answer[asked]) if len(asked) else None}
     whole = figures(np.arange(len(gold)))
-    intervals = M.group_intervals([group_of(item) for item in run.items], figures, replicates) if replicates else {}
+    groups = [group_of(item) for item in run.items]
+    intervals = {}
+    if replicates and len(set(groups)) >= MIN_INTERVAL_GROUPS:
+        intervals = M.group_intervals(groups, figures, replicates)
+    elif replicates:
+        intervals = dict.fromkeys(whole)
     return Cell(metrics=M.action_metrics(gold, codes), auroc_answerable=whole["auroc_answerable"],
                 auroc_ask=whole["auroc_answer_vs_ask"], intervals=intervals)
 
@@ -118,7 +128,7 @@ INTERVAL_NOTE = ("95 % intervals from resampling whole groups (rule trees, contr
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     """The rows as plain text; where they carry intervals, a second table of them, with each set's
-    number of groups (three SQuAD articles say little about a fourth)."""
+    number of groups."""
     keys = ["n", "macro_f1", "answer_recall", "ask_recall", "abstain_recall", "ask_share", "hallucination",
             "coverage", "auroc_answerable", "auroc_answer_vs_ask"]
     lines = [f"{'configuration':<24}{'set':<18}" + "".join(f"{k[:14]:>15}" for k in keys)]
