@@ -24,7 +24,7 @@ from core import settings as settings_mod
 from core.abduction import nli_units
 from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
-from core.evidence import answer_candidates, answer_value, passage_headings
+from core.evidence import answer_candidates, answer_passages, answer_value, passage_headings
 from core.text import normalized, split_sentences
 from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
@@ -107,7 +107,7 @@ class AnswerAgent:
         if not kept:
             return Response("ANSWER", "The knowledge base returned no passage to answer from.", "extractive",
                             "extractive", warning="ANSWER without evidence: the gate should have abstained")
-        passage, sentence, span = self._choose(trace, kept[:2])
+        passage, sentence, span = self._choose(trace, answer_passages(trace.passages, trace.nli))
         polar = ""
         if trace.claim.schema == "polar":
             label = next((n.claim.label for n in trace.nli if n.passage_id == passage.passage.id), "")

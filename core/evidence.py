@@ -27,7 +27,7 @@ from core import models
 from core.claims import MEASURE_NOUNS
 from core.quantities import without_repeated_digits
 from core.text import STOPWORDS, headings, plain, sentence_kind, split_sentences
-from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
+from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage, PassageNli,
                         RetrievedPassage, Sentence)
 
 WH_WORDS = frozenset("what which who whom whose when where why how whether".split())
@@ -418,6 +418,21 @@ def _initials(title: str) -> set[str]:
     words = [w for w in re.split(r"[\s\-/]+", title) if w[:1].isalpha()]
     return {"".join(w[0] for w in kept).lower() for kept in (words, [w for w in words if w.lower() not in STOPWORDS])
             if len(kept) > 1}
+
+
+# NLI-kept passages the answer is looked for in (the best matches: a value further down is seldom the answer)
+ANSWER_PASSAGES = 2
+
+
+def answer_passages(passages: Sequence[RetrievedPassage], nli: Sequence[PassageNli]) -> list[RetrievedPassage]:
+    """The passages to look for the asked value in: the first NLI-kept ones, then the best retrieved
+    one where the filter dropped it. A value's sentence often entails no existential claim ("Over 3,000
+    people arrived without invitations" for "How many people arrived for Chopin's funeral?", the
+    passage retrieval put first), so the filter alone would hide it (training data, cross-fitted:
+    SQuAD train 0.715 -> 0.717, train KB 0.727 -> 0.731 with the top passage added)."""
+    kept = {n.passage_id for n in nli if n.kept}
+    chosen = [p for p in passages if p.passage.id in kept][:ANSWER_PASSAGES]
+    return chosen + [p for p in passages[:1] if p not in chosen]
 
 
 def answer_candidates(question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[int, str]]:

@@ -24,7 +24,7 @@ from core import nli as nli_mod
 from core import settings as settings_mod
 from core.abduction import AbductionStage
 from core.claims import ClaimBuilder
-from core.evidence import EvidenceSelector, answer_candidates, answer_value, passage_headings
+from core.evidence import EvidenceSelector, answer_candidates, answer_passages, answer_value, passage_headings
 from core.generation import Backend, backend_for
 from core.kb import KnowledgeBase
 from core.kg import SubgraphQuery
@@ -208,20 +208,20 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
 
 def _answer_evidence(retrieval, claim, nli: NliResult, question: str,
                      settings: Mapping[str, Any]) -> tuple[frozenset[str], ...]:
-    """The label of the answer value in the two best kept passages, if one bears it (for the
-    answer-type check): ``core.evidence.answer_value`` over each passage's NLI-best sentence, then
-    the rest by words shared with the question."""
+    """The label of the answer value in the answer passages (``core.evidence.answer_passages``), if
+    one bears it (for the answer-type check): ``core.evidence.answer_value`` over each passage's
+    NLI-best sentence, then the rest by words shared with the question."""
     claim = claim[0]
     if not claim.answer_type:
         return ()
-    passages, results = retrieval[0], nli.nli
-    kept = [i for i, r in enumerate(results) if r.kept][:2]
-    premises = {i: nli_mod.premise_sentences(passages[i].passage) for i in kept}
-    candidates = answer_candidates(question, [(dict(premises[i])[results[i].best_sentence],
-                                               [t for _, t in premises[i]]) for i in kept])
+    best = {r.passage_id: r.best_sentence for r in nli.nli}
+    chosen = answer_passages(retrieval[0], nli.nli)
+    premises = [nli_mod.premise_sentences(p.passage) for p in chosen]
+    candidates = answer_candidates(question, [(dict(pairs).get(best.get(p.passage.id), ""), [t for _, t in pairs])
+                                              for p, pairs in zip(chosen, premises)])
     found = answer_value(question, claim.answer_type, [s for _, s in candidates],
-                         [passages[kept[k]].passage.title for k, _ in candidates],
-                         sections=[passage_headings(passages[kept[k]].passage) for k, _ in candidates])
+                         [chosen[k].passage.title for k, _ in candidates],
+                         sections=[passage_headings(chosen[k].passage) for k, _ in candidates])
     return (frozenset({found.label}),) if found else ()
 
 

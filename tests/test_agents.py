@@ -15,6 +15,7 @@ from core.abduction import Abduction, Premise
 from core.agents import (AbstainAgent, AnswerAgent, AskAgent, Response, evidence_sentences, grounding_check,
                          grounding_scores, hedging_check, respond)
 from core.claims import ClaimBuilder
+from core.evidence import answer_passages
 from core.generation import CACHE, OpenAICompatibleBackend
 from core.text import split_sentences
 from core.types import (Claim, Condition, Decision, NliScores, Passage, PassageNli, Query, RetrievedPassage,
@@ -69,6 +70,28 @@ def claims():
 
 
 # --- ANSWER ------------------------------------------------------------------------------
+
+FUNERAL = ("The funeral, held at the Church of the Madeleine in Paris, was delayed almost two weeks, until 30 October. "
+           "Entrance was restricted to ticket holders as many people were expected to attend. Over 3,000 people "
+           "arrived without invitations, from as far as London, Berlin and Vienna, and were excluded.")
+NOURRIT = ("At the funeral of the tenor Adolphe Nourrit in Paris in 1839, Chopin made a rare appearance at the organ, "
+           "playing a transcription of Franz Schubert's lied Die Gestirne.")
+
+
+def test_the_value_is_looked_for_in_the_best_match_the_nli_filter_dropped(claims):
+    """SQuAD train (Frédéric Chopin): the count sits in the passage retrieval put first, whose sentences
+    entail no "There exists a number of people that …" claim, so the filter kept only another funeral's."""
+    question = "How many people arrived for Chopin's funeral?"
+    top, other = passage("chopin#4", "Frédéric Chopin", FUNERAL), passage("chopin#2", "Frédéric Chopin", NOURRIT, rank=2)
+    t = trace(question, [top, other], claims.run(question), best=(2, 0))
+    t = replace(t, nli=(replace(t.nli[0], kept=False), t.nli[1]))
+    assert [p.passage.id for p in answer_passages(t.passages, t.nli)] == ["chopin#2", "chopin#4"]
+    out = AnswerAgent().run(t, decision("ANSWER", "default_answer"))
+    assert out.answer == "Over 3,000" and out.citations[0].passage_id == "chopin#4"
+    # with nothing of the asked kind anywhere, the kept passage's best sentence is what is cited
+    bare = replace(t, passages=(passage("chopin#4", "Frédéric Chopin", FUNERAL.split(" Over")[0]), other))
+    assert AnswerAgent().run(bare, decision("ANSWER", "default_answer")).citations[0].passage_id == "chopin#2"
+
 
 def test_extractive_answer_gives_the_span_and_cites_the_sentence(claims):
     question = "When was the Harlow Bridge opened?"

@@ -312,3 +312,18 @@ def test_a_document_called_by_its_initials_and_a_duration_that_names_a_unit():
     assert answer_value(question, "DURATION", [sentence], ["Employment contract"]) is None
     assert answer_value("How long does the warranty last?", "DURATION", ["The warranty lasts until 2027."],
                         ["Warranty"]).value == "2027"
+
+
+def test_answer_passages_are_the_first_two_kept_then_the_best_match():
+    from core.evidence import answer_passages
+    from core.types import NliScores, PassageNli
+    ranked = [RetrievedPassage(Passage(id=f"d#{k}", doc_id="d", title="D", text="Text.", start=0, end=5), k + 1,
+                               0.9 - k / 10, 3.0, 1.0, 0.9 - k / 10) for k in range(4)]
+
+    def ids(kept):
+        nli = [PassageNli(p.passage.id, NliScores(0.5, 0.5, 0.0), 0, kept=p.passage.id in kept) for p in ranked]
+        return [p.passage.id for p in answer_passages(ranked, nli)]
+    assert ids({"d#1", "d#2", "d#3"}) == ["d#1", "d#2", "d#0"]  # the best match last, after the kept
+    assert ids({"d#0", "d#2", "d#3"}) == ["d#0", "d#2"]  # already among them: not twice
+    assert ids(set()) == ["d#0"]
+    assert answer_passages([], []) == []
