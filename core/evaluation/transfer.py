@@ -59,6 +59,7 @@ class Cell:
     # 95 % intervals of macro_f1, hallucination, auroc_answerable and auroc_answer_vs_ask, from resampling
     # the set's groups (``cell``); empty when not asked for
     intervals: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+    groups: int = 0  # the set's rule trees, contracts, articles or documents (``group_of``)
 
 
 def predict(run: RunResult, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +99,7 @@ def cell(run: RunResult, values: Mapping[str, Any], replicates: int = 0) -> Cell
     elif replicates:
         intervals = dict.fromkeys(whole)
     return Cell(metrics=M.action_metrics(gold, codes), auroc_answerable=whole["auroc_answerable"],
-                auroc_ask=whole["auroc_answer_vs_ask"], intervals=intervals)
+                auroc_ask=whole["auroc_answer_vs_ask"], intervals=intervals, groups=len(set(groups)))
 
 
 def table_rows(runs: Mapping[str, RunResult], configs: Mapping[str, Mapping[str, Any]],
@@ -116,8 +117,7 @@ def table_rows(runs: Mapping[str, RunResult], configs: Mapping[str, Mapping[str,
                    "hallucination": m["hallucination_rate"], "coverage": m["coverage"],
                    "auroc_answerable": c.auroc_answerable, "auroc_answer_vs_ask": c.auroc_ask}
             if replicates:
-                row |= {"groups": len({group_of(item) for item in run.items}),
-                        **{f"{k}_interval": v for k, v in c.intervals.items()}}
+                row |= {"groups": c.groups, **{f"{k}_interval": v for k, v in c.intervals.items()}}
             out.append(row)
     return out
 
