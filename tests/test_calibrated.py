@@ -238,6 +238,29 @@ def test_real_the_last_follow_up_is_located_among_the_rules_conditions(sample_pi
     assert 0 < second["missing_after_last"] == first["missing_after_last"] - 1
 
 
+def test_real_points_a_scenario_settles_are_no_longer_undecided(sample_pipeline):
+    """A scenario settles a rule's points as replies do: without follow-ups, the points left undecided fall
+    as the scenario settles bullets, while the points unanswered by replies stay where they were."""
+    from core.pipeline import make_query
+    question = "Can I get the Winter Fuel Payment?"
+    bare = calibrated.features(sample_pipeline.analyze(make_query(question)))
+    told = calibrated.features(sample_pipeline.analyze(make_query(
+        question, "I'm 72, I have lived in Calvera for ten years and our household income is £12,000 a year.")))
+    assert bare["points_unanswered"] == told["points_unanswered"] > 0
+    assert bare["points_undecided"] == bare["points_unanswered"]
+    assert told["points_undecided"] <= told["points_unanswered"] - 2
+
+
+def test_real_the_dense_match_is_read_apart_for_a_wh_question(sample_pipeline):
+    """How closely the best passage matches the question enters P(fact stated) once more for a wh-question only:
+    a contract's standard hypotheses match every contract alike."""
+    from core.pipeline import make_query
+    asked = calibrated.features(sample_pipeline.analyze(make_query("When did the Harlow Bridge open to traffic?")))
+    polar = calibrated.features(sample_pipeline.analyze(make_query("Can I get the Winter Fuel Payment?")))
+    assert asked["yes_no_claim"] == 0.0 and asked["dense_question"] == asked["dense_top"] > 0.5
+    assert polar["yes_no_claim"] == 1.0 and polar["dense_question"] == 0.0 < polar["dense_top"]
+
+
 def test_an_unclear_list_with_one_item_met_and_another_not_is_decided():
     met, failed, open_ = (("a", "established", "unclear"), ("b", "contradicted", "unclear"), ("c", "missing", "unclear"))
     assert calibrated.features(_with_conditions(met, failed, open_))["unclear_decided"] == 1.0
