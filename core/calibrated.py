@@ -351,6 +351,7 @@ def features(trace: Trace) -> dict[str, float]:
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
     points = rule_points(top.passage.text) if top else 0
     decided = sum(c.status != "missing" for c in conditions)
+    first_turn = float(not answers)  # no follow-up answered yet
     last = last_settled(trace)
     # the conditions after the one the last follow-up settled (all of them when it settled none)
     after_last = conditions[last + 1:] if last is not None else conditions
@@ -434,6 +435,13 @@ def features(trace: Trace) -> dict[str, float]:
         # three bullets of the Winter Fuel Payment with no follow-up asked (ShARC train, cross-fitted:
         # the training objective 0.7580 -> 0.7592, P(condition open) held out 0.838 -> 0.840)
         "points_undecided": bearing * max(min(points - decided, 8), -4),
+        # The same read again on a first turn, when the scenario is all the user has said besides the
+        # question: there the conditions it settles and what it leaves undecided are the whole story, while
+        # later a dialogue's follow-ups walk the rule in its order (ShARC train, cross-fitted: objective
+        # 0.7631 -> 0.7648, every fold draw up; P(condition open) held out 0.840 -> 0.845)
+        "points_undecided_first_turn": first_turn * bearing * max(min(points - decided, 8), -4),
+        "established_first_turn": first_turn * min(sum(c.status == "established" for c in conditions), 6),
+        "scenario_words_first_turn": first_turn * math.log1p(len(trace.query.scenario.split())),
         "last_answer_yes": float(last_yes),
         "last_answer_no": float(last_no),
         # A dialogue asks about a rule's conditions in their order and stops once the rule is decided:

@@ -240,7 +240,8 @@ def test_real_the_last_follow_up_is_located_among_the_rules_conditions(sample_pi
 
 def test_real_points_a_scenario_settles_are_no_longer_undecided(sample_pipeline):
     """A scenario settles a rule's points as replies do: without follow-ups, the points left undecided fall
-    as the scenario settles bullets, while the points unanswered by replies stay where they were."""
+    as the scenario settles bullets, while the points unanswered by replies stay where they were. On a first turn
+    the scenario's reading is read again by features of their own, which a dialogue's later turns leave at 0."""
     from core.pipeline import make_query
     question = "Can I get the Winter Fuel Payment?"
     bare = calibrated.features(sample_pipeline.analyze(make_query(question)))
@@ -249,6 +250,14 @@ def test_real_points_a_scenario_settles_are_no_longer_undecided(sample_pipeline)
     assert bare["points_unanswered"] == told["points_unanswered"] > 0
     assert bare["points_undecided"] == bare["points_unanswered"]
     assert told["points_undecided"] <= told["points_unanswered"] - 2
+    # read again on a first turn only: once a follow-up is answered, the dialogue walks the rule instead
+    assert told["points_undecided_first_turn"] == told["points_undecided"]
+    assert told["established_first_turn"] >= 2 and told["scenario_words_first_turn"] == told["scenario_words"] > 0
+    later = calibrated.features(sample_pipeline.analyze(make_query(
+        question, "I'm 72.", [("Do you live in Calvera?", "Yes")])))
+    assert later["history_turns"] == 1
+    assert later["points_undecided_first_turn"] == later["established_first_turn"] == 0.0
+    assert later["scenario_words_first_turn"] == 0.0 < later["scenario_words"]
 
 
 def test_real_the_dense_match_is_read_apart_for_a_wh_question(sample_pipeline):

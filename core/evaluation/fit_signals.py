@@ -110,7 +110,7 @@ SPECS = (
           "all_group", "any_group", "unclear_group", "no_in_all_group", "yes_in_any_group", "unclear_decided", "unasked",
           "unaddressed", "unsaid_share", "last_answer_yes", "last_answer_no", "condition_markers", "markers_unanswered",
           "points_unanswered", "points_undecided", "last_follow_up_read", "missing_after_last", "yes_with_more_after",
-          "last_reply_decides"),
+          "last_reply_decides", "points_undecided_first_turn", "established_first_turn", "scenario_words_first_turn"),
          _open, ("sharc",), given="p_depends"),
     Spec("p_met", "Does the user meet every condition (the answer is yes)?",
          ("outcome_satisfied", "outcome_failed", "n_established", "n_contradicted", "n_missing", "history_yes",
