@@ -350,7 +350,10 @@ def features(trace: Trace) -> dict[str, float]:
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
     points = rule_points(top.passage.text) if top else 0
-    decided = sum(c.status != "missing" for c in conditions)
+    established = min(sum(c.status == "established" for c in conditions), 6)
+    scenario_words = math.log1p(len(trace.query.scenario.split()))
+    # the rule's points that no condition decided accounts for, however it was decided
+    points_undecided = bearing * max(min(points - sum(c.status != "missing" for c in conditions), 8), -4)
     first_turn = float(not answers)  # no follow-up answered yet
     last = last_settled(trace)
     # the conditions after the one the last follow-up settled (all of them when it settled none)
@@ -402,7 +405,7 @@ def features(trace: Trace) -> dict[str, float]:
         # conditions
         "n_conditions": float(min(len(conditions), 6)),
         "n_missing": float(min(s.n_missing, 6)),
-        "n_established": float(min(sum(c.status == "established" for c in conditions), 6)),
+        "n_established": float(established),
         "n_contradicted": float(min(s.n_contradicted, 3)),
         "incompleteness": s.incompleteness,
         "outcome_satisfied": float(s.condition_outcome == "satisfied"),
@@ -410,7 +413,7 @@ def features(trace: Trace) -> dict[str, float]:
         "history_turns": float(min(len(answers), 6)),
         "history_yes": float(min(sum(a.startswith("yes") for a in answers), 6)),
         "history_no": float(min(sum(a.startswith("no") for a in answers), 6)),
-        "scenario_words": math.log1p(len(trace.query.scenario.split())),
+        "scenario_words": scenario_words,
         # how the conditions combine: one "no" fails an all-of list, one "yes" settles an any-of list
         "all_group": float(all_of),
         "any_group": float(any_of),
@@ -430,18 +433,18 @@ def features(trace: Trace) -> dict[str, float]:
         "condition_markers": bearing * min(markers, 8),
         "markers_unanswered": bearing * max(min(markers - len(answers), 8), -4),
         "points_unanswered": bearing * max(min(points - len(answers), 8), -4),
-        # the points that no condition decided accounts for, however it was decided (a scenario settles
-        # points too, not only replies): "I turned 70 in March 2025 … income about £15,000" settles all
-        # three bullets of the Winter Fuel Payment with no follow-up asked (ShARC train, cross-fitted:
-        # the training objective 0.7580 -> 0.7592, P(condition open) held out 0.838 -> 0.840)
-        "points_undecided": bearing * max(min(points - decided, 8), -4),
+        # A scenario settles points as replies do: "I'm 72, I have lived in Calvera for ten years and our
+        # household income is £12,000 a year" settles the Winter Fuel Payment's bullets with no follow-up
+        # asked (ShARC train, cross-fitted: the training objective 0.7580 -> 0.7592, P(condition open)
+        # held out 0.838 -> 0.840)
+        "points_undecided": points_undecided,
         # The same read again on a first turn, when the scenario is all the user has said besides the
         # question: there the conditions it settles and what it leaves undecided are the whole story, while
         # later a dialogue's follow-ups walk the rule in its order (ShARC train, cross-fitted: objective
         # 0.7631 -> 0.7648, every fold draw up; P(condition open) held out 0.840 -> 0.845)
-        "points_undecided_first_turn": first_turn * bearing * max(min(points - decided, 8), -4),
-        "established_first_turn": first_turn * min(sum(c.status == "established" for c in conditions), 6),
-        "scenario_words_first_turn": first_turn * math.log1p(len(trace.query.scenario.split())),
+        "points_undecided_first_turn": first_turn * points_undecided,
+        "established_first_turn": first_turn * established,
+        "scenario_words_first_turn": first_turn * scenario_words,
         "last_answer_yes": float(last_yes),
         "last_answer_no": float(last_no),
         # A dialogue asks about a rule's conditions in their order and stops once the rule is decided:
