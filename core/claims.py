@@ -569,11 +569,24 @@ def _comparative(doc) -> Claim | None:
                  wh=doc[0].lower_ if doc[0].lower_ in WH_WORDS else "")
 
 
+# The clause a coordinated subject ("X and Y", ``SUBJECT_DEPS``) must belong to for the question to split
+# into one claim about each
+CLAUSE_HEAD_DEPS = frozenset({"ROOT", "ccomp"})
+BE_FORMS = frozenset({"am", "is", "are", "was", "were", "be"})
+QUANTIFIERS = ("both", "all")
+
+
 def _conjunctive(tokens) -> Claim | None:
-    """"Are X and Y both Z?" → "X and Y are both Z." with sub-claims "X is Z.", "Y is Z."."""
+    """"Are X and Y both Z?" → "X and Y are both Z." with sub-claims "X is Z.", "Y is Z.".
+
+    Only where "X and Y" is the clause's subject: an "and" elsewhere joins the parts of one name or
+    one claim ("register with HM Revenue and Customs", "get Universal Credit and Housing Benefit at
+    the same time"), and split there the sub-claims were not sentences ("Housing Benefit can the
+    same time.")."""
     if tokens[0].pos_ != "AUX":
         return None
-    conj = next((t for t in tokens if t.dep_ == "conj" and any(c.lower_ == "and" for c in t.head.children)), None)
+    conj = next((t for t in tokens if t.dep_ == "conj" and t.head.dep_ in SUBJECT_DEPS
+                 and t.head.head.dep_ in CLAUSE_HEAD_DEPS and any(c.lower_ == "and" for c in t.head.children)), None)
     if conj is None:
         return None
     statement = _declarative(tokens)
@@ -581,9 +594,23 @@ def _conjunctive(tokens) -> Claim | None:
     cc = next(c for c in conj.head.children if c.lower_ == "and")
     a = doc[conj.head.left_edge.i:cc.i].text.strip(" ,")
     b = doc[conj.left_edge.i:conj.right_edge.i + 1].text.strip(" ,")
-    tail = statement.split(f"{b} ", 1)[1] if f"{b} " in statement else ""
-    tail = tail.split(" ", 1)[1] if " " in tail else ""  # drop the auxiliary
-    tail = tail.removeprefix("both ").removeprefix("all ")
-    copula = "is" if tokens[0].lemma_ == "be" else tokens[0].text.lower()
-    subs = (_sentence(f"{a} {copula} {tail}"), _sentence(f"{b} {copula} {tail}")) if tail else ()
-    return Claim(text=_sentence(statement), schema="conjunctive", sub_claims=subs)
+    b = b.rsplit(" ", 1)[0] if b.lower().endswith(tuple(f" {q}" for q in QUANTIFIERS)) else b  # "Solange both"
+    words = (statement.split(f"{b} ", 1)[1] if f"{b} " in statement else "").split()
+    be = tokens[0].lemma_ == "be"
+    auxiliary = BE_FORMS if be else {tokens[0].lower_}
+    words = _without_quantifier(words)
+    verb = ""  # the auxiliary, where the statement kept one ("are", "can"; "do" leaves none behind)
+    if words and words[0].lower() in auxiliary:
+        kept = words.pop(0).lower()
+        verb = "is " if be else f"{kept} "
+    words = _without_quantifier(words)
+    if not words:
+        return None
+    tail = " ".join(words)
+    return Claim(text=_sentence(statement), schema="conjunctive",
+                 sub_claims=(_sentence(f"{a} {verb}{tail}"), _sentence(f"{b} {verb}{tail}")))
+
+
+def _without_quantifier(words: list[str]) -> list[str]:
+    """The words after a leading "both" or "all" ("both were born" → "were born")."""
+    return words[1:] if words and words[0].lower() in QUANTIFIERS else words

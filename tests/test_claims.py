@@ -101,6 +101,28 @@ def test_conjunctive_is_decomposed(build):
     assert len(claim.sub_claims) == 2 and claim.sub_claims[0].startswith("Tessby is")
 
 
+@pytest.mark.parametrize("question, text", [
+    # ShARC train: an "and" inside one name or one claim is no conjunction of two claims
+    ("Do I need to register for VAT with HM Revenue and Customs?", "I need to register for VAT with HM Revenue and Customs."),
+    ("Can I get Universal Credit and Housing Benefit at the same time?",
+     "I can get Universal Credit and Housing Benefit at the same time."),
+    ("Does this Farm Labor Housing Loan and Grant program meet my needs?",
+     "This Farm Labor Housing Loan and Grant program meets my needs."),
+])
+def test_and_outside_the_subject_keeps_one_polar_claim(build, question, text):
+    claim = build(question)
+    assert (claim.schema, claim.text, claim.sub_claims) == ("polar", text, ())
+
+
+@pytest.mark.parametrize("question, subs", [
+    ("Were Beyonce and Solange both born in Houston?", ("Beyonce is born in Houston.", "Solange is born in Houston.")),
+    ("Did Chopin and Liszt both live in Paris?", ("Chopin lived in Paris.", "Liszt lived in Paris.")),
+    ("Can Anna and Ben both swim?", ("Anna can swim.", "Ben can swim.")),
+])
+def test_conjunctive_sub_claims_are_sentences(build, question, subs):
+    assert build(question).sub_claims == subs
+
+
 def test_empty_question_is_refused(build):
     with pytest.raises(ValueError, match="empty"):
         build("   ")
