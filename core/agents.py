@@ -24,7 +24,7 @@ from core import settings as settings_mod
 from core.abduction import nli_units
 from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
-from core.evidence import answer_candidates, answer_passages, answer_value, passage_headings
+from core.evidence import answer_value
 from core.text import normalized, split_sentences
 from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
@@ -95,7 +95,10 @@ class AnswerAgent:
         kept = trace.kept_passages()
         if kept:
             citations.insert(0, _cite(kept[0], self._best_sentence(trace, kept[0])))
-        span = _span(trace, [best.support_sentence], [best.support_title], about_entity=False)[1]
+        # the premise's sentence need not name the asked entity: the premise links it to the evidence's
+        found = answer_value(trace.query.question, trace.claim.answer_type, [best.support_sentence],
+                             [best.support_title], about_entity=False)
+        span = found.value if found else ""
         lead = f"{span}. " if span else ""
         text = (f"{lead}According to “{best.support_title}”: {best.support_sentence} "
                 f"(This supplies the missing premise “{best.text}”.)")
@@ -104,37 +107,26 @@ class AnswerAgent:
 
     def _extractive(self, trace: Trace) -> Response:
         kept = trace.kept_passages()
-        if not kept:
+        choice = trace.answer
+        passage = _passage(trace, choice.passage_id) if choice else None
+        if not kept or passage is None:
             return Response("ANSWER", "The knowledge base returned no passage to answer from.", "extractive",
                             "extractive", warning="ANSWER without evidence: the gate should have abstained")
-        passage, sentence, span = self._choose(trace, answer_passages(trace.passages, trace.nli))
         polar = ""
         if trace.claim.schema == "polar":
             label = next((n.claim.label for n in trace.nli if n.passage_id == passage.passage.id), "")
             polar = {"entailment": "Yes", "contradiction": "No"}.get(label, "")
-        answer = span or polar
+        answer = choice.value or polar
         lead = f"{answer}. " if answer else ""
-        text = f"{lead}According to “{passage.passage.title}”: {sentence}"
-        return Response("ANSWER", text, "extractive", "extractive", (_cite(passage, sentence),),
-                        answer=answer or sentence, statement=sentence)
+        text = f"{lead}According to “{passage.passage.title}”: {choice.sentence}"
+        return Response("ANSWER", text, "extractive", "extractive", (_cite(passage, choice.sentence),),
+                        answer=answer or choice.sentence, statement=choice.sentence)
 
     def _best_sentence(self, trace: Trace, p: RetrievedPassage) -> str:
         premises = nli.premise_sentences(p.passage)
         n = next((n for n in trace.nli if n.passage_id == p.passage.id), None)
         # ``best_sentence`` indexes ``passage.sentences``, not the filtered premise list.
         return dict(premises).get(n.best_sentence, premises[0][1]) if n is not None else premises[0][1]
-
-    def _choose(self, trace: Trace, kept: Sequence[RetrievedPassage]) -> tuple[RetrievedPassage, str, str]:
-        """The sentence that best entails the claim, unless the question wants a value of some
-        type (a date, an amount): then the first sentence that bears such a value about the asked
-        entity (``core.evidence.answer_value``; per passage the NLI-best sentence first, then the
-        others by how many question words they share), and that value."""
-        candidates = answer_candidates(trace.query.question,
-                                       [(self._best_sentence(trace, p), nli.premise_texts(p.passage)) for p in kept])
-        index, span = _span(trace, [s for _, s in candidates], [kept[i].passage.title for i, _ in candidates],
-                            sections=[passage_headings(kept[i].passage) for i, _ in candidates])
-        owner, sentence = candidates[index]
-        return kept[owner], sentence, span
 
     def _generated(self, trace: Trace) -> Response:
         kept = trace.kept_passages()[:3]
@@ -146,15 +138,6 @@ class AnswerAgent:
             return replace(fallback, warning=out.error)
         citations = tuple(_cite(p, self._best_sentence(trace, p)) for p in kept)
         return Response("ANSWER", out.text, "generated", out.backend, citations, answer=out.text, statement=out.text)
-
-
-def _span(trace: Trace, sentences: list[str], titles: list[str] | None = None,
-          about_entity: bool = True, sections: list[str] | None = None) -> tuple[int, str]:
-    """(index, value): the first sentence bearing a value of the type the question asks for,
-    about the asked entity, and that value; (0, "") when the question asks for no type or no
-    sentence bears one."""
-    found = answer_value(trace.query.question, trace.claim.answer_type, sentences, titles, about_entity, sections)
-    return (found.index, found.value) if found else (0, "")
 
 
 # --- ASK ---------------------------------------------------------------------------------

@@ -25,10 +25,11 @@ import numpy as np
 
 from core import models
 from core.claims import MEASURE_NOUNS
+from core.nli import premise_sentences
 from core.quantities import without_repeated_digits
 from core.text import STOPWORDS, headings, plain, sentence_kind, split_sentences
-from core.types import (EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage, PassageNli,
-                        RetrievedPassage, Sentence)
+from core.types import (AnswerChoice, EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
+                        PassageNli, RetrievedPassage, Sentence)
 
 WH_WORDS = frozenset("what which who whom whose when where why how whether".split())
 TOPIC_POS = ("NOUN", "PROPN", "VERB", "ADJ", "NUM")
@@ -433,6 +434,26 @@ def answer_passages(passages: Sequence[RetrievedPassage], nli: Sequence[PassageN
     kept = {n.passage_id for n in nli if n.kept}
     chosen = [p for p in passages if p.passage.id in kept][:ANSWER_PASSAGES]
     return chosen + [p for p in passages[:1] if p not in chosen]
+
+
+def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedPassage],
+                  nli: Sequence[PassageNli]) -> AnswerChoice | None:
+    """What an extractive ANSWER cites and gives, chosen once for the answer-type check and the answer
+    agent: among the answer passages (``answer_passages``), the first sentence bearing a value of the asked
+    type about the asked entity (``answer_value``; per passage its NLI-best sentence first, then the others
+    by the question words they share), else the first passage's NLI-best sentence. None without passages."""
+    chosen = answer_passages(passages, nli)
+    best = {n.passage_id: n.best_sentence for n in nli}
+    premises = [premise_sentences(p.passage) for p in chosen]
+    candidates = answer_candidates(question, [(dict(pairs).get(best.get(p.passage.id), ""), [t for _, t in pairs])
+                                              for p, pairs in zip(chosen, premises)])
+    if not candidates:
+        return None
+    found = answer_value(question, answer_type, [s for _, s in candidates],
+                         [chosen[k].passage.title for k, _ in candidates],
+                         sections=[passage_headings(chosen[k].passage) for k, _ in candidates]) if answer_type else None
+    owner, sentence = candidates[found.index if found else 0]
+    return AnswerChoice(chosen[owner].passage.id, sentence, found.value if found else "", found.label if found else "")
 
 
 def answer_candidates(question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[int, str]]:

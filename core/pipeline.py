@@ -24,7 +24,7 @@ from core import nli as nli_mod
 from core import settings as settings_mod
 from core.abduction import AbductionStage
 from core.claims import ClaimBuilder
-from core.evidence import EvidenceSelector, answer_candidates, answer_passages, answer_value, passage_headings
+from core.evidence import EvidenceSelector, choose_answer
 from core.generation import Backend, backend_for
 from core.kb import KnowledgeBase
 from core.kg import SubgraphQuery
@@ -33,8 +33,8 @@ from core.retrieval import Retriever
 from core.signals import QuestionFeatures, SignalStage, question_features, with_premise
 from core.stepback import ClaimRewriter, StepBackRewriter, stepback_retrieve
 from core.text import LRU, stable_hash, tokenize
-from core.types import (Abduction, Claim, ClaimRewrite, Passage, PassageNli, Query, RetrievedPassage, Signals,
-                        StepBackRetrieval, Subgraph, Trace, VariableState, to_dict)
+from core.types import (Abduction, AnswerChoice, Claim, ClaimRewrite, Passage, PassageNli, Query, RetrievedPassage,
+                        Signals, StepBackRetrieval, Subgraph, Trace, VariableState, to_dict)
 from core.variables import FIRST_PERSON, VariableStage
 
 MAX_QUESTION_CHARS = 2000
@@ -206,23 +206,8 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
     return NliResult(tuple(results), fallback, _pair_contradiction(best_texts[:3]))
 
 
-def _answer_evidence(retrieval, claim, nli: NliResult, question: str,
-                     settings: Mapping[str, Any]) -> tuple[frozenset[str], ...]:
-    """The label of the answer value in the answer passages (``core.evidence.answer_passages``), if
-    one bears it (for the answer-type check): ``core.evidence.answer_value`` over each passage's
-    NLI-best sentence, then the rest by words shared with the question."""
-    claim = claim[0]
-    if not claim.answer_type:
-        return ()
-    best = {r.passage_id: r.best_sentence for r in nli.nli}
-    chosen = answer_passages(retrieval[0], nli.nli)
-    premises = [nli_mod.premise_sentences(p.passage) for p in chosen]
-    candidates = answer_candidates(question, [(dict(pairs).get(best.get(p.passage.id), ""), [t for _, t in pairs])
-                                              for p, pairs in zip(chosen, premises)])
-    found = answer_value(question, claim.answer_type, [s for _, s in candidates],
-                         [chosen[k].passage.title for k, _ in candidates],
-                         sections=[passage_headings(chosen[k].passage) for k, _ in candidates])
-    return (frozenset({found.label}),) if found else ()
+def _answer(retrieval, claim, nli: NliResult, question: str, settings: Mapping[str, Any]) -> AnswerChoice | None:
+    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli)
 
 
 def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
@@ -255,12 +240,13 @@ def _bridges(kb: KnowledgeBase, retrieved: list, inside: set[str], question: str
 
 
 def _signals(kb: KnowledgeBase, retrieval, evidence, question_features: QuestionFeatures, claim, nli: NliResult,
-             answer_evidence, variables: VariableState, kg: Subgraph, settings: Mapping[str, Any]) -> Signals:
+             answer: AnswerChoice | None, variables: VariableState, kg: Subgraph,
+             settings: Mapping[str, Any]) -> Signals:
     passages = retrieval[0]
     return SignalStage(**settings).run(
         claim=claim[0], passages=passages, nli=nli.nli, variables=variables, features=question_features,
         passage_vectors=_vectors(kb, passages), pair_contradiction=nli.pair_contradiction,
-        evidence_entity_labels=[set(x) for x in answer_evidence], subgraph=kg, evidence=evidence)
+        evidence_entity_labels=[{answer.label}] if answer and answer.label else [], subgraph=kg, evidence=evidence)
 
 
 def _premises(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult, variables: VariableState,
@@ -297,11 +283,11 @@ STAGES: tuple[Stage, ...] = (
     Stage("question_features", ("question", "has_context"), (), _question_features),
     Stage("claim", ("question", "claim_generator"), (), _claim),
     Stage("nli", ("retrieval", "claim"), _reads("nli"), _nli),
-    Stage("answer_evidence", ("retrieval", "claim", "nli", "question"), (), _answer_evidence),
+    Stage("answer", ("retrieval", "claim", "nli", "question"), (), _answer),
     Stage("variables", ("kb", "query", "retrieval", "claim", "nli"), _reads("variables"), _variables),
     Stage("kg", ("kb", "question", "retrieval", "nli", "variables"), _reads("kg"), _kg),
-    Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer_evidence", "variables",
-                      "kg"), _reads("signals"), _signals),
+    Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer", "variables", "kg"),
+          _reads("signals"), _signals),
     Stage("premises", ("kb", "query", "retrieval", "claim", "nli", "variables", "signals", "premise_generator"),
           tuple(n for n in _reads("premises") if n not in ("abduction", "premise_generation"))
           + ("fusion_alpha", "kg_edge_min"),
@@ -349,7 +335,8 @@ class Pipeline:
                          generator.id, stepback_retrieval, claim_rewrite, abduction,
                          premises_asked=bool(values["abduction"] and values["premise_generation"]))},
                      stepback=stepback_retrieval, claim_rewrite=claim_rewrite, abduction=abduction,
-                     warnings=(generator_warning,) if generator_warning else (), rivals=r["rivals"]))
+                     warnings=(generator_warning,) if generator_warning else (), rivals=r["rivals"],
+                     answer=r["answer"]))
 
 
 def _generator_used(configured: str, stepback, claim_rewrite, abduction, premises_asked: bool) -> str:

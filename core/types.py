@@ -289,6 +289,16 @@ class Subgraph:
 
 
 @dataclass(frozen=True)
+class AnswerChoice:
+    """The sentence an extractive ANSWER cites and the value it gives, chosen once in the analysis
+    (``core.evidence.choose_answer``): the answer-type check reads its label, the answer agent writes it."""
+    passage_id: str
+    sentence: str
+    value: str = ""  # the asked value, where the question asks for a type (a date, an amount) and a sentence bears one
+    label: str = ""  # that value's entity label ("DATE", "MONEY")
+
+
+@dataclass(frozen=True)
 class Trace:
     """Everything analyze() computed for one question: the input to decide()."""
     query: Query
@@ -311,6 +321,7 @@ class Trace:
     # titles of the knowledge base's documents retrieval did not return that the question could mean
     # (``core.pipeline._rivals``, counted by ``core.calibrated.referents``)
     rivals: tuple[str, ...] = ()
+    answer: AnswerChoice | None = None  # what an extractive ANSWER cites; None without passages
 
     def kept_passages(self) -> tuple[RetrievedPassage, ...]:
         kept = {n.passage_id for n in self.nli if n.kept}

@@ -15,7 +15,7 @@ from core.abduction import Abduction, Premise
 from core.agents import (AbstainAgent, AnswerAgent, AskAgent, Response, evidence_sentences, grounding_check,
                          grounding_scores, hedging_check, respond)
 from core.claims import ClaimBuilder
-from core.evidence import answer_passages
+from core.evidence import answer_passages, choose_answer
 from core.generation import CACHE, OpenAICompatibleBackend
 from core.text import split_sentences
 from core.types import (Claim, Condition, Decision, NliScores, Passage, PassageNli, Query, RetrievedPassage,
@@ -40,14 +40,18 @@ def passage(pid: str, title: str, text: str, rank: int = 1, fused: float = 0.8) 
 
 
 def trace(question: str, passages, claim: Claim, best=(0,), history=(), conditions=(), entail=0.9,
-          outcome="none", **signals) -> Trace:
-    nli = tuple(PassageNli(p.passage.id, NliScores(entail, 1 - entail, 0.0), b, kept=True)
-                for p, b in zip(passages, best))
+          outcome="none", kept=None, **signals) -> Trace:
+    """A trace as the pipeline would leave it, with its answer chosen (``choose_answer``) from these
+    passages and NLI results (each kept unless ``kept`` says otherwise)."""
+    kept = kept or (True,) * len(passages)
+    nli = tuple(PassageNli(p.passage.id, NliScores(entail, 1 - entail, 0.0), b, kept=k)
+                for p, b, k in zip(passages, best, kept))
     missing = tuple(c.text for c in conditions if c.status == "missing")
     variables = VariableState(known=("Winter Fuel Payment",) if conditions else (), conditions=tuple(conditions),
                               missing=missing, incompleteness=0.5 if missing else 0.0, outcome=outcome)
     return Trace(query=Query(question, history=tuple(history)), passages=tuple(passages), claim=claim, nli=nli,
-                 fallback=False, variables=variables, signals=factories.signals(**signals))
+                 fallback=False, variables=variables, signals=factories.signals(**signals),
+                 answer=choose_answer(question, claim.answer_type, passages, nli))
 
 
 def decision(action: str, rule: str, polarity: str = "") -> Decision:
@@ -83,13 +87,13 @@ def test_the_value_is_looked_for_in_the_best_match_the_nli_filter_dropped(claims
     entail no "There exists a number of people that …" claim, so the filter kept only another funeral's."""
     question = "How many people arrived for Chopin's funeral?"
     top, other = passage("chopin#4", "Frédéric Chopin", FUNERAL), passage("chopin#2", "Frédéric Chopin", NOURRIT, rank=2)
-    t = trace(question, [top, other], claims.run(question), best=(2, 0))
-    t = replace(t, nli=(replace(t.nli[0], kept=False), t.nli[1]))
+    t = trace(question, [top, other], claims.run(question), best=(2, 0), kept=(False, True))
     assert [p.passage.id for p in answer_passages(t.passages, t.nli)] == ["chopin#2", "chopin#4"]
     out = AnswerAgent().run(t, decision("ANSWER", "default_answer"))
     assert out.answer == "Over 3,000" and out.citations[0].passage_id == "chopin#4"
     # with nothing of the asked kind anywhere, the kept passage's best sentence is what is cited
-    bare = replace(t, passages=(passage("chopin#4", "Frédéric Chopin", FUNERAL.split(" Over")[0]), other))
+    bare = trace(question, [passage("chopin#4", "Frédéric Chopin", FUNERAL.split(" Over")[0]), other],
+                 claims.run(question), best=(2, 0), kept=(False, True))
     assert AnswerAgent().run(bare, decision("ANSWER", "default_answer")).citations[0].passage_id == "chopin#2"
 
 

@@ -18,6 +18,7 @@ from core.agents import RESPONSE_SETTINGS, respond_checked
 from core.claims import ClaimBuilder
 from core.gate import decide
 from core.generation import GenerationError, LocalBackend, OpenAICompatibleBackend
+from core.evidence import choose_answer
 from core.text import split_sentences
 from core.pipeline import Pipeline, make_query
 from core.stepback import rule_stepback
@@ -223,9 +224,11 @@ def small_trace() -> Trace:
     p = Passage("harlow_bridge#0", "harlow_bridge", "Harlow Bridge", text, 0, len(text),
                 tuple(split_sentences(text)))
     claim = ClaimBuilder().run(OPENED)
-    return Trace(query=Query(OPENED), passages=(RetrievedPassage(p, 1, 0.8, 3.0, 1.0, 0.8),), claim=claim,
-                 nli=(PassageNli(p.id, NliScores(0.9, 0.1, 0.0), 1, kept=True),), fallback=False,
-                 variables=VariableState((), (), (), 0.0, "none"), signals=factories.signals())
+    passages = (RetrievedPassage(p, 1, 0.8, 3.0, 1.0, 0.8),)
+    nli = (PassageNli(p.id, NliScores(0.9, 0.1, 0.0), 1, kept=True),)
+    return Trace(query=Query(OPENED), passages=passages, claim=claim, nli=nli, fallback=False,
+                 variables=VariableState((), (), (), 0.0, "none"), signals=factories.signals(),
+                 answer=choose_answer(OPENED, claim.answer_type, passages, nli))
 
 
 def fake_predict(entailment: float):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from core.evidence import choose_answer
 from core.text import split_sentences
 from core.types import (Claim, Condition, NliScores, Passage, PassageNli, Query, RetrievedPassage, Trace,
                         VariableState)
@@ -53,4 +54,5 @@ def rich_trace(doc_text: str = WINTER, *, fallback: bool = False, sig=None, with
     return Trace(query=Query(question, scenario="I am 70."), passages=passages,
                  claim=Claim("I can get the Winter Fuel Payment.", "polar", source="rules"),
                  nli=results, fallback=fallback, variables=variables, signals=sig, kb="sample_kb/documents",
+                 answer=choose_answer(question, "", passages, results),
                  settings={"fusion_alpha": 0.6, "entail_keep": 0.5}, timings={"retrieval": 0.01, "nli": 0.2})
