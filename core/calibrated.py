@@ -326,6 +326,12 @@ def answered(trace: Trace) -> list[str]:
     return [a for a in said if YES.match(a) or NO.match(a)]
 
 
+def _left_over(count: int) -> int:
+    """What a rule text's points or markers leave once replies or decided conditions are counted off, held
+    within [-4, 8]: a long rule text or a long dialogue says no more past that."""
+    return max(min(count, 8), -4)
+
+
 def features(trace: Trace) -> dict[str, float]:
     """Every named feature the calibrators may read, from the trace alone (no model call)."""
     s = trace.signals
@@ -353,7 +359,7 @@ def features(trace: Trace) -> dict[str, float]:
     established = min(sum(c.status == "established" for c in conditions), 6)
     scenario_words = math.log1p(len(trace.query.scenario.split()))
     # the rule's points that no condition decided accounts for, however it was decided
-    points_undecided = bearing * max(min(points - sum(c.status != "missing" for c in conditions), 8), -4)
+    points_undecided = bearing * _left_over(points - sum(c.status != "missing" for c in conditions))
     first_turn = float(not answers)  # no follow-up answered yet
     last = last_settled(trace)
     # the conditions after the one the last follow-up settled (all of them when it settled none)
@@ -431,8 +437,8 @@ def features(trace: Trace) -> dict[str, float]:
         # 4 say?") and about what the passage's document is about ("Can my landlord evict me?" is
         # not about the insulation grant whose rules mention landlords)
         "condition_markers": bearing * min(markers, 8),
-        "markers_unanswered": bearing * max(min(markers - len(answers), 8), -4),
-        "points_unanswered": bearing * max(min(points - len(answers), 8), -4),
+        "markers_unanswered": bearing * _left_over(markers - len(answers)),
+        "points_unanswered": bearing * _left_over(points - len(answers)),
         # A scenario settles points as replies do: "I'm 72, I have lived in Calvera for ten years and our
         # household income is £12,000 a year" settles the Winter Fuel Payment's bullets with no follow-up
         # asked (ShARC train, cross-fitted: the training objective 0.7580 -> 0.7592, P(condition open)
