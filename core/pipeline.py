@@ -206,8 +206,11 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
     return NliResult(tuple(results), fallback, _pair_contradiction(best_texts[:3]))
 
 
-def _answer(retrieval, claim, nli: NliResult, question: str, settings: Mapping[str, Any]) -> AnswerChoice | None:
-    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli)
+def _answer(kb: KnowledgeBase, retrieval, claim, nli: NliResult, question: str,
+            settings: Mapping[str, Any]) -> AnswerChoice | None:
+    openings = {p.passage.doc_id: kb.opening(p.passage.doc_id) for p in retrieval[0]}
+    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli,
+                         {doc: p for doc, p in openings.items() if p is not None})
 
 
 def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
@@ -283,7 +286,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("question_features", ("question", "has_context"), (), _question_features),
     Stage("claim", ("question", "claim_generator"), (), _claim),
     Stage("nli", ("retrieval", "claim"), _reads("nli"), _nli),
-    Stage("answer", ("retrieval", "claim", "nli", "question"), (), _answer),
+    Stage("answer", ("kb", "retrieval", "claim", "nli", "question"), (), _answer),
     Stage("variables", ("kb", "query", "retrieval", "claim", "nli"), _reads("variables"), _variables),
     Stage("kg", ("kb", "question", "retrieval", "nli", "variables"), _reads("kg"), _kg),
     Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer", "variables", "kg"),

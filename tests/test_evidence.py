@@ -221,10 +221,12 @@ def test_candidates_put_the_best_sentence_first_then_by_shared_words():
 
 
 def test_one_title_and_one_section_per_sentence_are_required():
-    with pytest.raises(ValueError, match="one title and one section per sentence"):
+    with pytest.raises(ValueError, match="one title, one section and one opening per sentence"):
         answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a", "b"])
-    with pytest.raises(ValueError, match="one title and one section per sentence"):
+    with pytest.raises(ValueError, match="one title, one section and one opening per sentence"):
         answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a"], sections=["a", "b"])
+    with pytest.raises(ValueError, match="one title, one section and one opening per sentence"):
+        answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a"], openings=["a", "b"])
 
 
 @pytest.mark.parametrize("question, answer_type, sentence, title, value", [
@@ -327,3 +329,48 @@ def test_answer_passages_are_the_first_two_kept_then_the_best_match():
     assert ids({"d#0", "d#2", "d#3"}) == ["d#0", "d#2"]  # already among them: not twice
     assert ids(set()) == ["d#0"]
     assert answer_passages([], []) == []
+
+
+def _nda_passages():
+    """The sample KB's Brightline / Harrowgate NDA as the knowledge base chunks it: the parties are named
+    in the preamble (its first passage) and called "the Parties" in every clause after it."""
+    from pathlib import Path
+    from core.kb.chunking import chunk_document
+    from core.kb.readers import read_file
+    rel = "contracts/brightline_harrowgate_mutual_nda.md"
+    path = Path(__file__).resolve().parent.parent / "sample_kb" / "documents" / rel
+    (doc,), _ = read_file(rel, path.read_bytes())
+    return chunk_document(doc, 700, 1)
+
+
+def _kept(passages):
+    from core.types import NliScores, PassageNli
+    return [PassageNli(p.passage.id, NliScores(0.6, 0.3, 0.1), 0, kept=True) for p in passages]
+
+
+def test_a_clause_is_about_the_parties_its_documents_opening_names(warm):
+    """"How long does Brightline's agreement with Harrowgate last?" is answered by clause 7.1 ("continues
+    for 2 years"), which names neither party; the preamble does."""
+    from core.evidence import choose_answer
+    passages = _nda_passages()
+    opening, term = passages[0], next(p for p in passages if "continues for 2 years" in p.text)
+    question = "How long does Brightline's agreement with Harrowgate last?"
+    ranked = [RetrievedPassage(term, 1, 0.6, 5.0, 1.0, 0.6)]
+    assert choose_answer(question, "DURATION", ranked, _kept(ranked)).value == ""
+    found = choose_answer(question, "DURATION", ranked, _kept(ranked), {term.doc_id: opening})
+    assert found.value == "2 years" and "continues for 2 years" in found.sentence
+    # … and the opening vouches for the parties, not for a company it does not name
+    assert choose_answer("How long does Orrin's agreement with Kestrel last?", "DURATION", ranked,
+                         _kept(ranked), {term.doc_id: opening}).value == ""
+
+
+def test_the_opening_lends_its_names_only_to_the_passages_after_it(warm):
+    """A one-passage document (a SQuAD paragraph) is its own opening: a sentence in it must name the asked
+    entity itself, or every name the paragraph mentions would vouch for every value in it."""
+    from core.evidence import choose_answer
+    text = ("The Northline Railway links Varnholm and Tessby. The Harlow Bridge opened in 1958. "
+            "The railway's first station opened in 1889.")
+    passage = Passage("rail#0", "rail", "Transport", text, 0, len(text), tuple(split_sentences(text)))
+    ranked = [RetrievedPassage(passage, 1, 0.6, 5.0, 1.0, 0.6)]
+    found = choose_answer("When did the Varnholm tramway open?", "DATE", ranked, _kept(ranked), {"rail": passage})
+    assert found.value == ""

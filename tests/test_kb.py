@@ -311,6 +311,10 @@ def test_build_writes_a_complete_index_that_loads(kb_dir, fake_embed):
     assert loaded.documents["policy/carers_allowance"].title == "Carer's Allowance"
     with pytest.raises(KeyError, match="no passage"):
         loaded.passage("passport#99")
+    carers_passages = [q for q in loaded.passages if q.doc_id == "policy/carers_allowance"]
+    assert len(carers_passages) > 1  # 300-character chunks: the opening is one passage of several
+    assert loaded.opening("policy/carers_allowance") == min(carers_passages, key=lambda q: q.start)
+    assert loaded.opening("no/such/document") is None
     assert {stage for _, _, stage in calls} == {"read", "embed", "write"}  # the graph is built per question
     assert (3, 3, "read") in calls and calls[-1] == (1, 1, "write")
     rows, scores = loaded.dense_search(loaded.embeddings[2], 3)

@@ -89,6 +89,10 @@ class KnowledgeBase:
         self._dense = dense_index
         self._bm25 = bm25
         self._by_id = {p.id: i for i, p in enumerate(passages)}
+        self._openings: dict[str, int] = {}  # doc_id → row of its first passage
+        for i, p in enumerate(passages):
+            if p.doc_id not in self._openings or p.start < passages[self._openings[p.doc_id]].start:
+                self._openings[p.doc_id] = i
         self._graphs: OrderedDict[tuple, Any] = OrderedDict()  # (passage ids, edge_min) → KnowledgeGraph
         self._graphs_lock = threading.Lock()
 
@@ -123,6 +127,12 @@ class KnowledgeBase:
             return self.passages[self._by_id[passage_id]]
         except KeyError:
             raise KeyError(f"no passage {passage_id!r} in the knowledge base at {self.folder}") from None
+
+    def opening(self, doc_id: str) -> Passage | None:
+        """The document's first passage, where it says what it is about: a contract names its parties
+        there, an article its subject, and later clauses call them "the Parties" or "it"."""
+        row = self._openings.get(doc_id)
+        return self.passages[row] if row is not None else None
 
     def dense_search(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Row indices and inner products of the ``k`` nearest passages (FAISS or the LanceDB table)."""
