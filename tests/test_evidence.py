@@ -158,13 +158,12 @@ def test_bad_input_is_refused_with_a_message():
 
 # --- answer-bearing sentences (issue 15 item 4), real sample-KB text and the real spaCy parse ------
 
-from core.evidence import answer_candidates, answer_value  # noqa: E402
-
-ENCYCLOPEDIA = __import__("pathlib").Path(__file__).resolve().parent.parent / "sample_kb" / "documents"
+from core.evidence import answer_candidates, answer_value, choose_answer  # noqa: E402
+from tests.conftest import SAMPLE_DOCS  # noqa: E402
 
 
 def doc_sentences(relative: str) -> tuple[list[str], str]:
-    text = (ENCYCLOPEDIA / relative).read_text()
+    text = (SAMPLE_DOCS / relative).read_text()
     title = text.splitlines()[0].lstrip("# ").strip()
     return [s.text for s in split_sentences(text) if not s.text.startswith("#")], title
 
@@ -334,12 +333,10 @@ def test_answer_passages_are_the_first_two_kept_then_the_best_match():
 def _nda_passages():
     """The sample KB's Brightline / Harrowgate NDA as the knowledge base chunks it: the parties are named
     in the preamble (its first passage) and called "the Parties" in every clause after it."""
-    from pathlib import Path
     from core.kb.chunking import chunk_document
     from core.kb.readers import read_file
     rel = "contracts/brightline_harrowgate_mutual_nda.md"
-    path = Path(__file__).resolve().parent.parent / "sample_kb" / "documents" / rel
-    (doc,), _ = read_file(rel, path.read_bytes())
+    (doc,), _ = read_file(rel, (SAMPLE_DOCS / rel).read_bytes())
     return chunk_document(doc, 700, 1)
 
 
@@ -351,7 +348,6 @@ def _kept(passages):
 def test_a_clause_is_about_the_parties_its_documents_opening_names(warm):
     """"How long does Brightline's agreement with Harrowgate last?" is answered by clause 7.1 ("continues
     for 2 years"), which names neither party; the preamble does."""
-    from core.evidence import choose_answer
     passages = _nda_passages()
     opening, term = passages[0], next(p for p in passages if "continues for 2 years" in p.text)
     question = "How long does Brightline's agreement with Harrowgate last?"
@@ -367,7 +363,6 @@ def test_a_clause_is_about_the_parties_its_documents_opening_names(warm):
 def test_the_opening_lends_its_names_only_to_the_passages_after_it(warm):
     """A one-passage document (a SQuAD paragraph) is its own opening: a sentence in it must name the asked
     entity itself, or every name the paragraph mentions would vouch for every value in it."""
-    from core.evidence import choose_answer
     text = ("The Northline Railway links Varnholm and Tessby. The Harlow Bridge opened in 1958. "
             "The railway's first station opened in 1889.")
     passage = Passage("rail#0", "rail", "Transport", text, 0, len(text), tuple(split_sentences(text)))
