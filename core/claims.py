@@ -27,6 +27,9 @@ WH_TARGET = {
     "how measure": ("a measure such that", "MEASURE"),
     "how": ("a way in which", ""), "what": ("something that", ""), "which": ("something that", ""),
 }
+# The relative words a target ends in, which a fronted preposition replaces ("a duration such that" →
+# "a duration for which", "a person who" → "a person to which").
+RELATIVE_TAIL = re.compile(r"\s+(?:such that|in which|that|who|whom|when|where|why)$")
 # "How soon / how quickly …?" asks what "How long …?" does.
 HOW_LONG = {"soon": "long", "quickly": "long"}
 # Copular questions ("How much is X?", "Where is X?") become "There exists <target> X".
@@ -48,6 +51,8 @@ NOUN_TYPE = {
     "person": "PERSON", "engineer": "PERSON", "architect": "PERSON", "founder": "PERSON",
     "author": "PERSON", "designer": "PERSON", "captain": "PERSON", "composer": "PERSON",
 }
+# Units of time: "how many years" asks for a duration ("7 years"), not a date.
+TIME_UNITS = frozenset("second minute hour day week fortnight month year decade century".split())
 
 # Dependency labels of a clause's subject: "there" in "is there a fee" is an expletive.
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
@@ -259,7 +264,7 @@ def _in_situ_claim(tokens, k: int) -> Claim:
 def _wh_claim(tokens, preposition: str = "") -> Claim:
     """Seed 001's existential schema: "There exists a person who designed the bridge."."""
     wh, start = tokens[0].lower_, 1
-    measure = _measure(tokens)
+    measure = None if preposition else _measure(tokens)  # "For how long is it valid?" asks a duration
     if measure:
         return measure
     if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old", "soon", "quickly"):
@@ -277,7 +282,10 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     if head is not None:
         noun = _join(tokens[start:end])
         lemma = tokens[head].lemma_.lower()
-        answer_type = NOUN_TYPE.get(lemma, answer_type)
+        if wh == "how many":  # a count, whatever is counted ("how many cities"), or a length of time
+            answer_type = "DURATION" if lemma in TIME_UNITS else "NUMBER"
+        else:
+            answer_type = NOUN_TYPE.get(lemma, answer_type)
         if wh == "how much" and tokens[head].pos_ == "NOUN" and lemma not in NOUN_TYPE and lemma not in MONEY_NOUNS:
             answer_type = "DURATION" if lemma == "time" else "MEASURE"
         start = end
@@ -300,9 +308,10 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     if preposition and " whose " in target:  # "In which country's capital …": "a country in whose capital"
         owner, owned = target.split(" whose ", 1)
         target = f"{owner} {preposition} whose {owned}"
-    elif preposition:
-        target = f"{target.rsplit(' ', 1)[0]} {preposition} which"
-    copula = start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
+    elif preposition:  # "For how long …": "a duration for which …", not "a duration such for which …"
+        head = RELATIVE_TAIL.sub('', target)
+        target = f"{head} {preposition} {'whom' if head == 'a person' else 'which'}"
+    copula = not preposition and start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
         start + 1 < len(tokens) and tokens[start + 1].lower_ in NEGATIONS)  # "why isn't …": a statement
     if copula and not noun and wh in COPULA_TARGET:
         subject = _join(tokens[start + 1:])
@@ -451,6 +460,9 @@ def _declarative(tokens) -> str:
         return ""
     lead = tokens[0]
     if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
+        inverted = _inverted_after_scene(tokens)
+        if inverted is not None:  # "after the agreement ends may X not solicit" → "X may not solicit … after …"
+            return f"{_declarative(tokens[inverted:])} {_join(tokens[:inverted])}"
         return _join(tokens)
     # "why can't I apply": the negation goes with the auxiliary, after the subject
     negated = _negation_follows(tokens)
@@ -474,6 +486,18 @@ def _declarative(tokens) -> str:
     if subject.split(" ", 1)[0] == "I":
         aux = {"are": "am", "were": "was"}.get(aux, aux)
     return f"{subject} {aux}{' not' if negated else ''} {_join(tokens[end:])}".strip()
+
+
+def _inverted_after_scene(tokens) -> int | None:
+    """Where the inverted clause starts after a scene that opens the rest of a wh-question ("How long |
+    after the agreement ends | may Brightline not solicit …?"): the first auxiliary past the scene's own
+    verb with a noun phrase right after it; None when the rest opens with no scene."""
+    if tokens[0].lower_ not in SUBORDINATE or tokens[0].pos_ not in ("ADP", "SCONJ"):
+        return None
+    for k in range(2, len(tokens) - 1):
+        if tokens[k].pos_ == "AUX" and tokens[k + 1].pos_ in ("DET", "PRON", "PROPN", "NOUN"):
+            return k
+    return None
 
 
 def _verb_read_as_noun(tokens) -> int | None:

@@ -176,6 +176,38 @@ def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_typ
 
 
 @pytest.mark.parametrize("question, text, answer_type", [
+    # a preposition before "how long" / "how much" / "whom" takes the relative's place ("such for which" before)
+    ("For how long may Brightline not solicit Harrowgate's employees?",
+     "There exists a duration for which Brightline may not solicit Harrowgate's employees.", "DURATION"),
+    ("For how much was the house sold?", "There exists an amount for which the house was sold.", "MONEY"),
+    ("To whom should I send the form?", "There exists a person to whom I should send the form.", "PERSON"),
+    # "for how long is X valid" asks a duration, in statement order, not the length of a thing
+    ("For how long is the permit valid?", "There exists a duration for which the permit is valid.", "DURATION"),
+    # a scene between the wh-phrase and the inverted clause goes last, as a scene before the question does
+    ("For how long after the agreement ends may Brightline not solicit Harrowgate's employees?",
+     "There exists a duration for which Brightline may not solicit Harrowgate's employees after the agreement ends.",
+     "DURATION"),
+    ("How long after the agreement ends may Brightline not solicit employees?",
+     "There exists a duration such that Brightline may not solicit employees after the agreement ends.", "DURATION"),
+])
+def test_a_fronted_preposition_or_a_scene_after_the_wh_phrase(build, question, text, answer_type):
+    claim = build(question)
+    assert (claim.text, claim.answer_type) == (text, answer_type)
+
+
+@pytest.mark.parametrize("question, answer_type", [
+    # "how many" asks a count whatever is counted (SQuAD train: "How many cities …" was typed a place),
+    # and a length of time when it counts units of time ("How many years …" was typed a date)
+    ("How many cities did the band visit?", "NUMBER"),
+    ("In how many countries is the company active?", "NUMBER"),
+    ("How many years does the agreement last?", "DURATION"),
+    ("How many days do I have to appeal?", "DURATION"),
+])
+def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
+    assert build(question).answer_type == answer_type
+
+
+@pytest.mark.parametrize("question, text, answer_type", [
     # the wh-phrase is the subject: nothing to invert ("Who can apply?" was "… a person who apply can.")
     ("Who can apply?", "There exists a person who can apply.", "PERSON"),
     ("Who would be eligible?", "There exists a person who would be eligible.", "PERSON"),
