@@ -460,9 +460,16 @@ def _period(low: str, end: int) -> tuple[str, int]:
     return _PERIOD_WORDS.get(name, name), end + m.end()
 
 
+# What puts "a N-year-old …" on the asker: "I am a", "I'm an", "as a" at the start of a sentence.
+SAID_OF_SPEAKER = re.compile(r"(?:\b(?:i am|i'm|im|i was)|(?:^|[.!?]\s+)as)\s+an?\s+$")
+
+
 def _subject(low: str, start: int, follower: str) -> str:
     """Whose age this is: a noun right after "N-year-old", else the nearest person word before it
-    (across sentences: in "I have two children. One is seven." the seven is a child's age)."""
+    (across sentences: in "I have two children. One is seven." the seven is a child's age). The asker's
+    own when it describes the asker ("I am a 14 year old girl", "As a 70-year-old man …")."""
+    if SAID_OF_SPEAKER.search(low[:start]):
+        return ""
     if follower in _PERSON:
         return _PERSON[follower]
     for word in reversed(re.findall(r"[a-z']+", low[:start])):

@@ -87,6 +87,13 @@ def test_between_gives_two_bounds_with_the_shared_unit():
     ("I look after my father. He's 91", "parent"),
     ("my older sister is 30", "sibling"),
     ("I am a 45 year old woman with a single child", ""),
+    # "girl" and "boy" name a child, but not when the asker says it of themself (ShARC train: "I am a 14
+    # year old girl" against "riders under 18 years old must wear headgear" was left unread)
+    ("I am a 14 year old girl.", ""),
+    ("I'm a 13-year-old boy", ""),
+    ("As a 70-year-old man, I want to know", ""),
+    ("I have a 14 year old girl", "child"),
+    ("My daughter is a 14 year old girl", "child"),
 ])
 def test_age_subject_separates_the_user_from_others(text, subject):
     assert only(text).subject == subject
@@ -189,6 +196,8 @@ def test_issue_example_service_of_fourteen_months_is_contradicted():
     ("born before 1 January 1990", ["I was born in 1985."], "established"),
     ("work at least 16 hours a week", ["I work 20 hours a week"], "established"),
     ("All drivers under 18 years old are banned", ["I celebrated my 25th birthday last week."], "contradicted"),
+    ("All ATV riders under 18 years old, whether they are operators or passengers, must wear protective headgear",
+     ["I am a 14 year old girl."], "established"),
     ("have worked for your employer for at least 26 weeks", ["I have worked at my job for three years."],
      "established"),
     ("The applicant is over 65.", ["I live in Fife.", "I turned 70 in May."], "established"),
