@@ -45,6 +45,10 @@ FIRST_PERSON = re.compile(r"\b(i|me|my|mine|we|our|us|you|your)\b", re.I)
 UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
 YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re.I)
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
+# A sentence that asks, by its word order, whatever its punctuation: "Can I get …", "How much is the …".
+QUESTION_FORM = re.compile(r"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+[\w'-]+)?\s+)?"
+                           r"(?:am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has)"
+                           r"(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b", re.I)
 BARE_REPLY = re.compile(r"^\s*(?:yes|yeah|yep|no|nope|correct)\b[\s,.!;:-]*", re.I)
 REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\b", re.I)
 # A requirement word inside a clause that only says where, when or how ("lets disabled people park closer to
@@ -639,8 +643,10 @@ def _flip(status: str, cond: Condition) -> str:
 
 def _fact_sentences(query: Query) -> tuple[str, ...]:
     """The user's statements split into sentences (NLI was trained on sentence pairs): the scenario's,
-    the question's own ("I'm 71. Can I get a bus pass?") and the replies to follow-ups."""
-    out: list[str] = [s.text for s in split_sentences(query.question.strip()) if not s.text.rstrip().endswith("?")]
+    the question's own ("I'm 71. Can I get a bus pass?") and the replies to follow-ups. A question typed
+    without its question mark ("Do I qualify for relief") states nothing, though it shares the rule's words."""
+    out: list[str] = [s.text for s in split_sentences(query.question.strip())
+                      if not s.text.rstrip().endswith("?") and not QUESTION_FORM.match(s.text)]
     if query.scenario.strip():
         out += [s.text for s in split_sentences(query.scenario.strip())]
     for question, answer in query.history:

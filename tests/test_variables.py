@@ -233,6 +233,20 @@ def test_a_statement_in_the_question_is_a_fact(monkeypatch):
     assert age.status == "established" and age.method.startswith("numeric") and age.support == "I'm 71."
 
 
+def test_a_question_typed_without_its_question_mark_states_no_fact(monkeypatch):
+    """ShARC train: "Do I qualify for relief for most of the time I live away" (no "?") was read as a fact
+    that, sharing the rule's words, established "You must have lived in the home …"."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    rule = ("# Private Residence Relief\n\nYou must have lived in the home as your only or main residence at some "
+            "point while you owned it.\n")
+    for question in ("Do I qualify for relief for most of the time I live away",
+                     "Do I qualify for relief for most of the time I live away?"):
+        state = VariableStage().run(Query(question), (passage(rule),), personal=True)
+        assert [c.status for c in state.conditions] == ["missing"], question
+    said = VariableStage().run(Query("I'm 71. Can I get the Winter Fuel Payment"), (passage(POLICY),))
+    assert by_text(said, "66").status == "established"
+
+
 def test_a_follow_up_holding_most_of_a_conditions_words_speaks_to_it(monkeypatch):
     """Real embedder, a ShARC train rule (training data): "do you have a high school diploma?" is only
     at cosine 0.53 from "You have a High School Diploma (or equivalent) - or 12 hours of college credit",
