@@ -362,10 +362,13 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     n = len(sentences)
     docs = models.parse([question, *sentences, *titles, *sections, *openings])
     q_doc, s_docs = docs[0], docs[1:n + 1]
-    named_by = [{_stem(t.text) for t in title_doc} | {_stem(t.text) for t in section_doc}
-                | {_stem(t.text) for t in opening_doc}
-                for title_doc, section_doc, opening_doc in zip(docs[n + 1:2 * n + 1], docs[2 * n + 1:3 * n + 1],
-                                                               docs[3 * n + 1:])]
+    # the words around each sentence that may name its entity, read once per passage (its sentences share them)
+    around = list(zip(titles, sections, openings))
+    stems_around: dict[tuple[str, str, str], set[str]] = {}
+    for key, docs_of in zip(around, zip(docs[n + 1:2 * n + 1], docs[2 * n + 1:3 * n + 1], docs[3 * n + 1:])):
+        if key not in stems_around:
+            stems_around[key] = {_stem(t.text) for doc in docs_of for t in doc}
+    named_by = [stems_around[key] for key in around]
     question_low = plain(question)
     names = {_stem(t.text) for t in q_doc if t.pos_ == "PROPN" or (t.ent_type_ and t.ent_type_ not in VALUE_LABELS["NUMBER"] | {"DATE", "TIME"})}
     names -= {_stem(w) for w in WH_WORDS}

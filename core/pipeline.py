@@ -208,9 +208,9 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
 
 def _answer(kb: KnowledgeBase, retrieval, claim, nli: NliResult, question: str,
             settings: Mapping[str, Any]) -> AnswerChoice | None:
-    openings = {p.passage.doc_id: kb.opening(p.passage.doc_id) for p in retrieval[0]}
-    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli,
-                         {doc: p for doc, p in openings.items() if p is not None})
+    openings = {doc: opening for doc in {p.passage.doc_id for p in retrieval[0]}
+                if (opening := kb.opening(doc)) is not None}
+    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli, openings)
 
 
 def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
