@@ -311,7 +311,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     elif preposition:  # "For how long …": "a duration for which …", not "a duration such for which …"
         head = RELATIVE_TAIL.sub('', target)
         target = f"{head} {preposition} {'whom' if head == 'a person' else 'which'}"
-    copula = not preposition and start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
+    stranded = _stranded_preposition(tokens)
+    copula = not preposition and not stranded and start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
         start + 1 < len(tokens) and tokens[start + 1].lower_ in NEGATIONS)  # "why isn't …": a statement
     if copula and not noun and wh in COPULA_TARGET:
         subject = _join(tokens[start + 1:])
@@ -321,6 +322,10 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
                                 if t.lemma_.lower() in NOUN_TYPE), answer_type)
         return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
                      wh=wh, answer_type=answer_type)
+    if stranded and target.endswith(" such that"):
+        # "How long does the NDA run for?": "a duration for which the NDA runs", not "… such that the NDA runs for"
+        target = f"{RELATIVE_TAIL.sub('', target)} {stranded.lower_} which"
+        tokens = [t for t in tokens if t is not stranded]
     asks_subject = not preposition and _asks_the_subject(wh, tokens[start:], bool(noun))
     rest = _join(tokens[start:]) if asks_subject else _declarative(tokens[start:])
     return Claim(text=_sentence(f"There {'exist' if plural else 'exists'} {target} {rest}"), schema="existential",
@@ -330,6 +335,15 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
 ORDINAL = frozenset("first second third last only main".split())
 # What may stand inside the noun phrase a wh-word opens, before its head noun or in a phrase after it.
 NOUN_PHRASE_POS = frozenset({"DET", "ADJ", "NUM", "NOUN", "PROPN", "PRON"})
+
+
+def _stranded_preposition(tokens):
+    """The preposition a question ends on, its object fronted as the wh-phrase ("How long does it run
+    | for?"), or None; not one of two ("up to"), whose first word goes with the verb."""
+    words = [t for t in tokens if not t.is_punct]
+    if len(words) < 3 or words[-1].pos_ != "ADP" or words[-2].pos_ in ("ADP", "PART"):
+        return None
+    return words[-1]
 
 
 def _wh_noun_phrase(tokens, start: int) -> tuple[int | None, int]:

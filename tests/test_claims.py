@@ -189,6 +189,13 @@ def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_typ
      "DURATION"),
     ("How long after the agreement ends may Brightline not solicit employees?",
      "There exists a duration such that Brightline may not solicit employees after the agreement ends.", "DURATION"),
+    # a preposition stranded at the end goes before the relative ("… such that the NDA runs for." before)
+    ("How long does the Brightline / Harrowgate mutual NDA run for?",
+     "There exists a duration for which the Brightline / Harrowgate mutual NDA runs.", "DURATION"),
+    ("How long is the payment made for?", "There exists a duration for which the payment is made.", "DURATION"),
+    ("How long can I claim it for?", "There exists a duration for which I can claim it.", "DURATION"),
+    # … where the sentence reads as it stands, it stays
+    ("What country is the company based in?", "There exists a country that the company is based in.", "PLACE"),
 ])
 def test_a_fronted_preposition_or_a_scene_after_the_wh_phrase(build, question, text, answer_type):
     claim = build(question)
