@@ -315,18 +315,21 @@ def test_a_document_called_by_its_initials_and_a_duration_that_names_a_unit():
                         ["Warranty"]).value == "2027"
 
 
-def test_answer_passages_are_the_first_two_kept_then_the_best_match():
+def test_answer_passages_are_the_first_two_kept_then_the_best_match_and_its_documents_others():
     from core.evidence import answer_passages
     from core.types import NliScores, PassageNli
-    ranked = [RetrievedPassage(Passage(id=f"d#{k}", doc_id="d", title="D", text="Text.", start=0, end=5), k + 1,
-                               0.9 - k / 10, 3.0, 1.0, 0.9 - k / 10) for k in range(4)]
+    # retrieval alternates between two documents, d (ranks 1, 3, 5) and e (ranks 2, 4)
+    ranked = [RetrievedPassage(Passage(id=f"{doc}#{k}", doc_id=doc, title=doc.upper(), text="Text.", start=0, end=5),
+                               k + 1, 0.9 - k / 10, 3.0, 1.0, 0.9 - k / 10)
+              for k, doc in enumerate("deded")]
 
     def ids(kept):
         nli = [PassageNli(p.passage.id, NliScores(0.5, 0.5, 0.0), 0, kept=p.passage.id in kept) for p in ranked]
         return [p.passage.id for p in answer_passages(ranked, nli)]
-    assert ids({"d#1", "d#2", "d#3"}) == ["d#1", "d#2", "d#0"]  # the best match last, after the kept
-    assert ids({"d#0", "d#2", "d#3"}) == ["d#0", "d#2"]  # already among them: not twice
-    assert ids(set()) == ["d#0"]
+    # the kept first, then the best match, then the best match's document's other passages
+    assert ids({"e#1", "d#2", "e#3"}) == ["e#1", "d#2", "d#0", "d#4"]
+    assert ids({"d#0", "d#2"}) == ["d#0", "d#2", "d#4"]  # already among them: not twice
+    assert ids(set()) == ["d#0", "d#2", "d#4"]  # another document's passages only when kept
     assert answer_passages([], []) == []
 
 
@@ -369,3 +372,20 @@ def test_the_opening_lends_its_names_only_to_the_passages_after_it(warm):
     ranked = [RetrievedPassage(passage, 1, 0.6, 5.0, 1.0, 0.6)]
     found = choose_answer("When did the Varnholm tramway open?", "DATE", ranked, _kept(ranked), {"rail": passage})
     assert found.value == ""
+
+
+def test_a_clause_the_nli_filter_dropped_answers_when_its_document_is_the_best_match(warm):
+    """"How long does the Brightline / Harrowgate mutual NDA run for?": retrieval puts the NDA's preamble
+    first, another contract's term clause second and the NDA's own clause 7 ("continues for 2 years")
+    third, and the NLI filter keeps none of them. Clause 7 is searched as a passage of the best match's
+    document; the other contract's "1 year" is not."""
+    from core.types import NliScores, PassageNli
+    nda = _nda_passages()
+    opening, term = nda[0], next(p for p in nda if "continues for 2 years" in p.text)
+    text = "## 8. Duration\n\n8.1 This Agreement starts on the Effective Date and continues for 1 year."
+    other = Passage("other#9", "other", "Orrin / Kestrel NDA", text, 0, len(text), tuple(split_sentences(text)))
+    ranked = [RetrievedPassage(p, k + 1, 0.6 - k / 10, 5.0, 1.0, 0.6 - k / 10) for k, p in enumerate((opening, other, term))]
+    dropped = [PassageNli(p.passage.id, NliScores(0.1, 0.8, 0.1), 0, kept=False) for p in ranked]
+    found = choose_answer("How long does the Brightline / Harrowgate mutual NDA run for?", "DURATION", ranked, dropped,
+                          {opening.doc_id: opening, "other": other})
+    assert found.value == "2 years" and found.passage_id == term.id
