@@ -311,7 +311,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     elif preposition:  # "For how long …": "a duration for which …", not "a duration such for which …"
         head = RELATIVE_TAIL.sub('', target)
         target = f"{head} {preposition} {'whom' if head == 'a person' else 'which'}"
-    stranded = _stranded_preposition(tokens)
+    # "How long does the NDA run for?": "a duration for which the NDA runs", not "… such that the NDA runs for"
+    stranded = _stranded_preposition(tokens) if target.endswith(" such that") else None
     copula = not preposition and not stranded and start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
         start + 1 < len(tokens) and tokens[start + 1].lower_ in NEGATIONS)  # "why isn't …": a statement
     if copula and not noun and wh in COPULA_TARGET:
@@ -322,12 +323,11 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
                                 if t.lemma_.lower() in NOUN_TYPE), answer_type)
         return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
                      wh=wh, answer_type=answer_type)
-    if stranded and target.endswith(" such that"):
-        # "How long does the NDA run for?": "a duration for which the NDA runs", not "… such that the NDA runs for"
+    if stranded:
         target = f"{RELATIVE_TAIL.sub('', target)} {stranded.lower_} which"
         tokens = [t for t in tokens if t is not stranded]
     asks_subject = not preposition and _asks_the_subject(wh, tokens[start:], bool(noun))
-    rest = _join(tokens[start:]) if asks_subject else _declarative(tokens[start:])
+    rest = _join(tokens[start:]) if asks_subject else _scene_last(tokens[start:])
     return Claim(text=_sentence(f"There {'exist' if plural else 'exists'} {target} {rest}"), schema="existential",
                  wh=wh, answer_type=answer_type)
 
@@ -474,9 +474,6 @@ def _declarative(tokens) -> str:
         return ""
     lead = tokens[0]
     if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
-        inverted = _inverted_after_scene(tokens)
-        if inverted is not None:  # "after the agreement ends may X not solicit" → "X may not solicit … after …"
-            return f"{_declarative(tokens[inverted:])} {_join(tokens[:inverted])}"
         return _join(tokens)
     # "why can't I apply": the negation goes with the auxiliary, after the subject
     negated = _negation_follows(tokens)
@@ -502,11 +499,26 @@ def _declarative(tokens) -> str:
     return f"{subject} {aux}{' not' if negated else ''} {_join(tokens[end:])}".strip()
 
 
+# What opens a scene of time or condition between a wh-phrase and its clause ("How long | after the agreement
+# ends | may …"); a place ("Where | on the fault | is …") is left where it is, the parse of what follows it
+# being the whole question's.
+TIME_SCENE = frozenset("after before once when whenever if since until unless while during".split())
+
+
+def _scene_last(tokens) -> str:
+    """A wh-question's rest in statement order, a scene that opens it moved last ("after the agreement ends
+    may X not solicit …" → "X may not solicit … after the agreement ends")."""
+    inverted = _inverted_after_scene(tokens) if tokens else None
+    if inverted is None:
+        return _declarative(tokens)
+    return f"{_declarative(tokens[inverted:])} {_join(tokens[:inverted])}"
+
+
 def _inverted_after_scene(tokens) -> int | None:
     """Where the inverted clause starts after a scene that opens the rest of a wh-question ("How long |
     after the agreement ends | may Brightline not solicit …?"): the first auxiliary past the scene's own
     verb with a noun phrase right after it; None when the rest opens with no scene."""
-    if tokens[0].lower_ not in SUBORDINATE or tokens[0].pos_ not in ("ADP", "SCONJ"):
+    if tokens[0].lower_ not in TIME_SCENE or tokens[0].pos_ not in ("ADP", "SCONJ"):
         return None
     for k in range(2, len(tokens) - 1):
         if tokens[k].pos_ == "AUX" and tokens[k + 1].pos_ in ("DET", "PRON", "PROPN", "NOUN"):
