@@ -28,7 +28,7 @@ WH_TARGET = {
     "how": ("a way in which", ""), "what": ("something that", ""), "which": ("something that", ""),
 }
 # The relative words a target ends in, which a fronted preposition replaces ("a duration such that" →
-# "a duration for which", "a person who" → "a person to which").
+# "a duration for which", "a person who" → "a person to whom").
 RELATIVE_TAIL = re.compile(r"\s+(?:such that|in which|that|who|whom|when|where|why)$")
 # "How soon / how quickly …?" asks what "How long …?" does.
 HOW_LONG = {"soon": "long", "quickly": "long"}
@@ -309,12 +309,13 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         owner, owned = target.split(" whose ", 1)
         target = f"{owner} {preposition} whose {owned}"
     elif preposition:  # "For how long …": "a duration for which …", not "a duration such for which …"
-        head = RELATIVE_TAIL.sub('', target)
+        head = RELATIVE_TAIL.sub("", target)
         target = f"{head} {preposition} {'whom' if head == 'a person' else 'which'}"
     # "How long does the NDA run for?": "a duration for which the NDA runs", not "… such that the NDA runs for"
     stranded = _stranded_preposition(tokens) if target.endswith(" such that") else None
-    copula = not preposition and not stranded and start < len(tokens) and tokens[start].lemma_ == "be" and tokens[start].dep_ == "ROOT" and not (
-        start + 1 < len(tokens) and tokens[start + 1].lower_ in NEGATIONS)  # "why isn't …": a statement
+    copula = not preposition and not stranded and start < len(tokens) and tokens[start].lemma_ == "be" \
+        and tokens[start].dep_ == "ROOT" \
+        and not (start + 1 < len(tokens) and tokens[start + 1].lower_ in NEGATIONS)  # "why isn't …": a statement
     if copula and not noun and wh in COPULA_TARGET:
         subject = _join(tokens[start + 1:])
         if wh in ("what", "which"):
@@ -516,8 +517,8 @@ def _scene_last(tokens) -> str:
 
 def _inverted_after_scene(tokens) -> int | None:
     """Where the inverted clause starts after a scene that opens the rest of a wh-question ("How long |
-    after the agreement ends | may Brightline not solicit …?"): the first auxiliary past the scene's own
-    verb with a noun phrase right after it; None when the rest opens with no scene."""
+    after the agreement ends | may Brightline not solicit …?"): the first auxiliary, two words or more into
+    the rest, with a noun phrase right after it; None when the rest opens with no such scene."""
     if tokens[0].lower_ not in TIME_SCENE or tokens[0].pos_ not in ("ADP", "SCONJ"):
         return None
     for k in range(2, len(tokens) - 1):
