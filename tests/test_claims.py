@@ -203,7 +203,7 @@ def test_a_fronted_preposition_or_a_scene_after_the_wh_phrase(build, question, t
 
 
 @pytest.mark.parametrize("question, answer_type", [
-    # "how many" asks a count whatever is counted (SQuAD train: "How many cities …" was typed a place),
+    # "how many" asks a count whatever is counted (SQuAD train: "How many countries …" was typed a place),
     # and a length of time when it counts units of time ("How many years …" was typed a date)
     ("How many cities did the band visit?", "NUMBER"),
     ("In how many countries is the company active?", "NUMBER"),
