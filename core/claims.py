@@ -66,14 +66,15 @@ MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage"
 _WH = "|".join(sorted(WH_WORDS))
 # The wh-phrases that can be a clause's subject ("Who can apply?", "How many teams were selected?").
 SUBJECT_WH = frozenset({"who", "what", "which", "whose", "how many", "how much"})
-_AUXILIARIES = r"am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has"
+# The auxiliaries an inverted question opens with ("Can I …", "Is there …"); `core.variables` reads them too.
+AUXILIARIES = r"am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has"
 # Words that open a subordinate clause: its scene stays in the claim ("… once the NDA is terminated").
 SUBORDINATE = frozenset("after before once when whenever if since until unless while during in on at for by "
                         "from under within".split())
 # A question after a clause that sets its scene ("Once the NDA is terminated, how long do sections 1-6 keep
 # applying?", "When the agreement ends, can we keep a record copy?") or after a remark ("I'm reading
 # about X - what year was she born?").
-LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:{_WH}|{_AUXILIARIES})\b[^?]*\?)\s*$",
+LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:{_WH}|{AUXILIARIES})\b[^?]*\?)\s*$",
                             re.IGNORECASE)
 # Words that open a phrase setting a question's scene besides a subordinating word ("Apart from the burial
 # itself, how much …?", "As of April 2014, how many …?", "Regardless of their affiliations, who …?").
@@ -87,7 +88,7 @@ REPLY_WORDS = 3  # a lead this short before a comma is a reply ("Yes", "Sounds g
 _DISCOURSE = r"so|and|but|ok|okay|well|right|hi|hello"
 _HEDGE = r"roughly|approximately|about|around|exactly|precisely|just|also|then|now|please"
 LEAD_IN = re.compile(rf"^(?:(?:(?:{_DISCOURSE}|{_HEDGE})\b,?\s+){{1,3}}(?=(?:{_WH})\b)"
-                     rf"|(?:(?:{_DISCOURSE})\b,?\s+){{1,2}}(?=(?:{_AUXILIARIES}|{'|'.join(sorted(SUBORDINATE))})\b))",
+                     rf"|(?:(?:{_DISCOURSE})\b,?\s+){{1,2}}(?=(?:{AUXILIARIES}|{'|'.join(sorted(SUBORDINATE))})\b))",
                      re.IGNORECASE)
 
 
@@ -309,8 +310,7 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         owner, owned = target.split(" whose ", 1)
         target = f"{owner} {preposition} whose {owned}"
     elif preposition:  # "For how long …": "a duration for which …", not "a duration such for which …"
-        head = RELATIVE_TAIL.sub("", target)
-        target = f"{head} {preposition} {'whom' if head == 'a person' else 'which'}"
+        target = _with_preposition(target, preposition)
     # "How long does the NDA run for?": "a duration for which the NDA runs", not "… such that the NDA runs for"
     stranded = _stranded_preposition(tokens) if target.endswith(" such that") else None
     copula = not preposition and not stranded and start < len(tokens) and tokens[start].lemma_ == "be" \
@@ -325,7 +325,7 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
                      wh=wh, answer_type=answer_type)
     if stranded:
-        target = f"{RELATIVE_TAIL.sub('', target)} {stranded.lower_} which"
+        target = _with_preposition(target, stranded.lower_)
         tokens = [t for t in tokens if t is not stranded]
     asks_subject = not preposition and _asks_the_subject(wh, tokens[start:], bool(noun))
     rest = _join(tokens[start:]) if asks_subject else _scene_last(tokens[start:])
@@ -336,6 +336,13 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
 ORDINAL = frozenset("first second third last only main".split())
 # What may stand inside the noun phrase a wh-word opens, before its head noun or in a phrase after it.
 NOUN_PHRASE_POS = frozenset({"DET", "ADJ", "NUM", "NOUN", "PROPN", "PRON"})
+
+
+def _with_preposition(target: str, preposition: str) -> str:
+    """A target with a preposition in its relative word's place ("a duration such that" + "for" → "a duration
+    for which", "a person who" + "to" → "a person to whom")."""
+    head = RELATIVE_TAIL.sub("", target)
+    return f"{head} {preposition} {'whom' if head == 'a person' else 'which'}"
 
 
 def _stranded_preposition(tokens):

@@ -30,6 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from core import models, nli, places, quantities, voice
+from core.claims import AUXILIARIES
 from core.text import (LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker,
                        with_apostrophes)
 from core.types import Condition, NliScores, Passage, Query, VariableState
@@ -47,7 +48,7 @@ YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
 # A sentence that asks, by its word order, whatever its punctuation: "Can I get …", "How much is the …".
 QUESTION_FORM = re.compile(r"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+[\w'-]+)?\s+)?"
-                           r"(?:am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has)"
+                           rf"(?:{AUXILIARIES})"
                            r"(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b", re.I)
 BARE_REPLY = re.compile(r"^\s*(?:yes|yeah|yep|no|nope|correct)\b[\s,.!;:-]*", re.I)
 REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\b", re.I)
