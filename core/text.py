@@ -45,6 +45,10 @@ _ABBREVIATIONS = frozenset(
 _DIGIT_ABBREVIATIONS = frozenset(
     "no. nos. p. pp. vol. art. sec. para. fig. ch. jan. feb. mar. apr. jun. jul. aug. sep. sept. oct. nov. dec."
     .split())
+# Abbreviations a sentence goes on after in lower case ("… forms etc. and a passport"), which a text typed
+# without capitals cannot tell from a sentence's end by its next word alone.
+_LOWERCASE_ABBREVIATIONS = frozenset("etc. incl. excl. esp. min. max. yr. yrs. mo. mos. wk. wks.".split())
+_DOTTED = re.compile(r"(?:[a-z]\.){2,}")  # "U.S. military"
 _ACRONYM = re.compile(r"(?:[a-z]\.){2,}|[A-Z]\.")
 
 
@@ -56,16 +60,18 @@ class Unit:
     kind: str  # heading | bullet | sentence
 
 
-def split_sentences(text: str) -> list[Sentence]:
+def split_sentences(text: str, typed: bool = False) -> list[Sentence]:
     """Sentences of ``text`` with offsets into it (``text[s.start:s.end] == s.text``).
 
     Each markdown heading line and each bullet / numbered item (with its indented continuation
     lines) is one sentence whatever its punctuation, because the pipeline reads a bullet as one
     condition; it keeps its marker ("## Eligibility", "* are aged 16 or over") so readers can tell
     it apart (see ``sentence_kind``). Prose is split after . ! ? unless the next word is lowercase
-    or the period ends a known abbreviation, an initial or a decimal.
+    or the period ends a known abbreviation, an initial or a decimal. What a person ``typed`` (a question,
+    a scenario) is split before a lowercase word too ("I am 71. can i get a bus pass?"): people skip the
+    capital that documents keep, and there only an abbreviation goes on in lower case.
     """
-    return [Sentence(text[u.start:u.end], u.start, u.end) for u in units(text)]
+    return [Sentence(text[u.start:u.end], u.start, u.end) for u in units(text, typed)]
 
 
 def sentence_kind(sentence: Sentence | str) -> str:
@@ -108,8 +114,9 @@ def headings(sentences: Sequence[Sentence | str]) -> str:
     return ". ".join(heading_texts(sentences))
 
 
-def units(text: str) -> list[Unit]:
-    """The units of ``text`` in order: headings, bullets (with their continuation lines), prose sentences."""
+def units(text: str, typed: bool = False) -> list[Unit]:
+    """The units of ``text`` in order: headings, bullets (with their continuation lines), prose sentences
+    (``typed``: see ``split_sentences``)."""
     units: list[Unit] = []
     para: list[int] = []  # [start, end] of the prose paragraph being gathered
     item: Unit | None = None  # the open bullet, which indented lines continue
@@ -120,7 +127,7 @@ def units(text: str) -> list[Unit]:
             units.append(item)
             item = None
         if para:
-            units.extend(Unit(s, e, "sentence") for s, e in _split_prose(text, para[0], para[1]))
+            units.extend(Unit(s, e, "sentence") for s, e in _split_prose(text, para[0], para[1], typed))
             para.clear()
 
     pos = 0
@@ -155,11 +162,11 @@ def units(text: str) -> list[Unit]:
     return units
 
 
-def _split_prose(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def _split_prose(text: str, start: int, end: int, typed: bool = False) -> list[tuple[int, int]]:
     spans, pos = [], start
     for m in _END.finditer(text, start, end):
         nxt = trim_span(text, m.end(), end)[0]
-        if nxt >= end or text[nxt].islower() or _is_abbreviation(text, start, m, text[nxt]):
+        if nxt >= end or (text[nxt].islower() and not typed) or _is_abbreviation(text, start, m, text[nxt]):
             continue
         spans.append(trim_span(text, pos, m.end()))
         pos = nxt
@@ -173,7 +180,8 @@ def _is_abbreviation(text: str, start: int, m: re.Match, next_char: str) -> bool
     word = _LAST_WORD.search(text, max(start, m.end() - 30), m.end()).group().lstrip("([\"'“‘")
     low = word.lower()
     return (low in _ABBREVIATIONS or _ACRONYM.fullmatch(word) is not None
-            or (next_char.isdigit() and low in _DIGIT_ABBREVIATIONS))
+            or ((next_char.isdigit() or next_char.islower()) and low in _DIGIT_ABBREVIATIONS)
+            or (next_char.islower() and (low in _LOWERCASE_ABBREVIATIONS or _DOTTED.fullmatch(low) is not None)))
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int]:

@@ -646,10 +646,10 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
     """The user's statements split into sentences (NLI was trained on sentence pairs): the scenario's,
     the question's own ("I'm 71. Can I get a bus pass?") and the replies to follow-ups. A question typed
     without its question mark ("Do I qualify for relief") states nothing, though it shares the rule's words."""
-    out: list[str] = [s.text for s in split_sentences(query.question.strip())
+    out: list[str] = [s.text for s in split_sentences(query.question.strip(), typed=True)
                       if not s.text.rstrip().endswith("?") and not QUESTION_FORM.match(s.text)]
     if query.scenario.strip():
-        out += [s.text for s in split_sentences(query.scenario.strip())]
+        out += [s.text for s in split_sentences(query.scenario.strip(), typed=True)]
     for question, answer in query.history:
         if UNSURE.search(answer) or not answer.strip():
             continue

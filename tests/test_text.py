@@ -47,6 +47,19 @@ def test_the_answer_check_and_the_index_split_sentences_alike():
                                                        "The fee is £88.50 online."]
 
 
+def test_typed_text_ends_a_sentence_before_a_lowercase_word():
+    """People skip capitals ("I am 71. can i get a bus pass?"; the train KB's "… the apprentice rate. is that
+    right?"); a document's "approx. five" or "etc. and" goes on, and so does a typed abbreviation."""
+    typed = "my boss pays me the apprentice rate. is that right? i moved to the U.S. military base etc. and stayed"
+    assert [s.text for s in split_sentences(typed, typed=True)] == [
+        "my boss pays me the apprentice rate.", "is that right?",
+        "i moved to the U.S. military base etc. and stayed"]
+    assert [s.text for s in split_sentences("I am 71. can i get a bus pass?", typed=True)] == [
+        "I am 71.", "can i get a bus pass?"]
+    document = "Payments take approx. five days. the office, i.e. the council, decides."
+    assert [s.text for s in split_sentences(document)] == [document]
+
+
 @pytest.mark.parametrize("typed, read", [
     ("I havent been offered a place on this course.", "I haven't been offered a place on this course."),
     ("i dont have kids and my wife isnt working", "i don't have kids and my wife isn't working"),

@@ -247,6 +247,15 @@ def test_a_question_typed_without_its_question_mark_states_no_fact(monkeypatch):
     assert by_text(said, "66").status == "established"
 
 
+def test_a_fact_typed_without_capitals_is_still_a_sentence_of_its_own(monkeypatch):
+    """"I am 71. can i get the winter fuel payment?": the age before a lowercase question is a fact (the
+    question and the age had been one sentence, which states nothing as a question)."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    for question in ("I am 71. can i get the winter fuel payment?", "can i get the winter fuel payment? i am 71."):
+        state = VariableStage().run(Query(question), (passage(POLICY),))
+        assert by_text(state, "66").status == "established", question
+
+
 def test_a_follow_up_holding_most_of_a_conditions_words_speaks_to_it(monkeypatch):
     """Real embedder, a ShARC train rule (training data): "do you have a high school diploma?" is only
     at cosine 0.53 from "You have a High School Diploma (or equivalent) - or 12 hours of college credit",
