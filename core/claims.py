@@ -24,7 +24,7 @@ WH_TARGET = {
     "where": ("a place where", "PLACE"), "why": ("a reason why", ""),
     "how much": ("an amount such that", "MONEY"), "how many": ("a number such that", "NUMBER"),
     "how long": ("a duration such that", "DURATION"), "how old": ("an age such that", "NUMBER"),
-    "how measure": ("a measure such that", "MEASURE"),
+    "how measure": ("a measure such that", "MEASURE"), "how often": ("a frequency with which", ""),
     "how": ("a way in which", ""), "what": ("something that", ""), "which": ("something that", ""),
 }
 # The relative words a target ends in, which a fronted preposition replaces ("a duration such that" →
@@ -268,7 +268,7 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     measure = None if preposition else _measure(tokens)  # "For how long is it valid?" asks a duration
     if measure:
         return measure
-    if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old", "soon", "quickly"):
+    if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old", "soon", "quickly", "often"):
         wh, start = f"how {HOW_LONG.get(tokens[1].lower_, tokens[1].lower_)}", 2
     elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "far" and tokens[2].lower_ in ("ahead", "back", "in"):
         # "How far ahead can I claim?", "How far back can a claim be backdated?": a length of time
@@ -560,7 +560,7 @@ def _do_verb(tokens) -> int | None:
     launched"), by its tag or as a verb form ``core.voice`` knows; where there is none there, the
     word right after a name or pronoun ("did Edith design", "did Beyoncé release | in 2003": a verb
     read as a noun); else the first verb after that; with none anywhere, the last word ("does the
-    certificate of free sale expire")."""
+    certificate of free sale expire", "does the agreement last", whose verb the tagger reads as an adverb)."""
     stop = next((i for i, t in enumerate(tokens[2:], start=2) if t.pos_ in ("ADP", "SCONJ", "PUNCT")
                  or t.lower_ in WH_WORDS or t.lower_ in SUBORDINATE), len(tokens))
     verbs = [i for i in range(2, len(tokens)) if tokens[i].tag_ == "VB" or tokens[i].pos_ == "VERB"]
@@ -571,7 +571,7 @@ def _do_verb(tokens) -> int | None:
                   and tokens[i - 1].pos_ in ("PROPN", "PRON")]
     words = [i for i in range(2, len(tokens)) if tokens[i].is_alpha]
     last = words[-1] if words and tokens[words[-1]].text[:1].islower() \
-        and tokens[words[-1]].pos_ in ("NOUN", "VERB") else None
+        and tokens[words[-1]].pos_ in ("NOUN", "VERB", "ADJ", "ADV") else None
     return (before or after_name or verbs or [last])[0]
 
 

@@ -169,6 +169,13 @@ def test_words_that_lead_into_a_wh_question_do_not_make_it_yes_or_no(build, ques
     ("How far ahead can I claim Housing Benefit?", "There exists a duration such that I can claim Housing Benefit.",
      "DURATION"),
     ("How far did the rupture travel?", "There exists a measure such that the rupture traveled.", "MEASURE"),
+    # "how often" asks a frequency ("a way in which often do temperatures exceed …" before; SQuAD train)
+    ("On average, how often do New York temperatures exceed 90 degrees Fahrenheit each year?",
+     "There exists a frequency with which New York temperatures exceed 90 degrees Fahrenheit each year on average.", ""),
+    ("How often must I renew it?", "There exists a frequency with which I must renew it.", ""),
+    # a verb the tagger reads as an adverb is still the verb ("… such that it did last." before; train KB)
+    ("How long did it last?", "There exists a duration such that it lasted.", "DURATION"),
+    ("How long does the agreement last?", "There exists a duration such that the agreement lasts.", "DURATION"),
 ])
 def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_type):
     claim = build(question)
