@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from core import models, voice
+from core.text import spelled_contractions, split_sentences
 from core.types import Claim
 
 WH_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
@@ -68,6 +69,10 @@ _WH = "|".join(sorted(WH_WORDS))
 SUBJECT_WH = frozenset({"who", "what", "which", "whose", "how many", "how much"})
 # The auxiliaries an inverted question opens with ("Can I …", "Is there …"); `core.variables` reads them too.
 AUXILIARIES = r"am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has"
+# A sentence that asks, by its word order, whatever its punctuation: "Can I get …", "How much is the …".
+QUESTION_FORM = re.compile(r"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+[\w'-]+)?\s+)?"
+                           rf"(?:{AUXILIARIES})"
+                           r"(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b", re.I)
 # Words that open a subordinate clause: its scene stays in the claim ("… once the NDA is terminated").
 SUBORDINATE = frozenset("after before once when whenever if since until unless while during in on at for by "
                         "from under within".split())
@@ -76,6 +81,17 @@ SUBORDINATE = frozenset("after before once when whenever if since until unless w
 # about X - what year was she born?").
 LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:{_WH}|{AUXILIARIES})\b[^?]*\?)\s*$",
                             re.IGNORECASE)
+# A yes/no question after what the user states in the same sentence ("I'm 62, can I get the Winter Fuel
+# Payment?", "been off sick for 5 days now, do i get sick pay?"): the statement is said, not asked.
+STATED_LEAD = re.compile(rf"^(?P<lead>[^?]+?)(?:,|;|\s[-–—]\s)\s*(?:(?:so|and|but)\s+)?(?P<question>(?:{AUXILIARIES})"
+                         r"(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b[^?]*\?)\s*$", re.I)
+# What makes a lead a clause of its own (a statement) rather than the question's topic ("The Harlow Bridge, is
+# it open on Sundays?"): a form of "be", "have" or "do", or a contracted one.
+CLAUSE_VERB = re.compile(r"\b(?:am|is|are|was|were|been|have|has|had|do|does|did)\b|\w['’](?:m|s|re|ve)\b", re.I)
+FIRST_PERSON_LEAD = re.compile(r"^(?:i|i'm|i've|we|we're|my|our)\b", re.I)
+# … and the same typed with no comma, where only the asker's own words can lead ("im 70 can i get it").
+STATED_LEAD_UNMARKED = re.compile(rf"^(?P<lead>(?:i|i'm|i've|we|we're|my|our)\b[^?,;]*?)\s+(?P<question>(?:{AUXILIARIES})"
+                                  r"(?:n't)?\s+(?:i|we)\b[^?]*\?)\s*$", re.I)
 # Words that open a phrase setting a question's scene besides a subordinating word ("Apart from the burial
 # itself, how much …?", "As of April 2014, how many …?", "Regardless of their affiliations, who …?").
 ADVERBIAL_LEAD = frozenset("apart aside besides according as because regardless despite except excluding including "
@@ -124,6 +140,38 @@ def _positive(m: re.Match) -> str:
     return full.capitalize() if aux[0].isupper() else full
 
 
+def stated_lead(sentence: str) -> tuple[str, str] | None:
+    """(what the user states, the yes/no question) of a sentence that states something before it asks:
+    "My mum is 84, can she get a bus pass?" → ("My mum is 84", "can she get a bus pass?"). None for a
+    scene the question is asked in ("If I move to Spain, can I …?"), a topic with no verb of its own
+    ("The Harlow Bridge, is it …?") or a short reply ("Sounds good, can I apply?")."""
+    m = STATED_LEAD.match(sentence.strip()) or STATED_LEAD_UNMARKED.match(sentence.strip())
+    if m is None:
+        return None
+    lead = m.group("lead").strip()
+    first = lead.split()[0].lower()
+    if first in SUBORDINATE or first in ADVERBIAL_LEAD or len(split_sentences(lead, typed=True)) > 1:
+        return None  # a scene, or a question begun in an earlier sentence ("… our NDA. What are we …?")
+    verb = CLAUSE_VERB.search(lead) or any(voice.known_verb(w) for w in re.findall(r"[a-z]+", lead))
+    if not verb or (len(lead.split()) <= REPLY_WORDS and not FIRST_PERSON_LEAD.match(lead)):
+        return None
+    return lead, m.group("question")
+
+
+def typed_question(text: str) -> str:
+    """The question of a text typed without a question mark: its last sentence in a question's word order or
+    opening with a wh-word ("im 67 and ive lived in calvera my whole life. can i get the bus pass"), given
+    its "?"; the text as it is when none asks (a statement to check)."""
+    if "?" in text:
+        return text
+    for sentence in reversed([s.text.rstrip(" .!") for s in split_sentences(text, typed=True)]):
+        words = sentence.split()
+        if words and (QUESTION_FORM.match(sentence) or words[0].lower() in WH_WORDS
+                      or stated_lead(sentence + "?") is not None):
+            return sentence + "?"
+    return text
+
+
 def wh_question_first(text: str) -> str:
     """The question with its wh-part first: words that only lead into a question are dropped, a
     negative auxiliary that opens it asks about the positive, a scene-setting clause moves after it,
@@ -140,7 +188,7 @@ def wh_question_first(text: str) -> str:
     first = lead.split()[0].lower()
     if first not in SUBORDINATE and first not in ADVERBIAL_LEAD:
         # "Yes, what is the fee?", "Sounds good, can I apply?": a reply, no scene to keep; a longer lead
-        # may state what the question is about ("My mum is 84, can she get a bus pass?") and stays
+        # may state what the question is about ("Harlow's old swing bridge, when did it open?") and stays
         return question if len(lead.split()) <= REPLY_WORDS else text
     return f"{question[:-1].rstrip()} {lead[0].lower()}{lead[1:]}?"
 
@@ -150,9 +198,13 @@ class ClaimBuilder:
     """Build the claim (and sub-claims) for a question; stateless, so one instance serves all."""
 
     def run(self, question: str) -> Claim:
-        text = " ".join(question.split())
+        text = " ".join(spelled_contractions(question).split())
         if not text:
             raise ValueError("the question is empty")
+        text = typed_question(text)
+        stated = stated_lead(text)
+        if stated is not None:  # "My mum is 84, can she get a bus pass?": the statement is a fact, not asked
+            text = stated[1][0].upper() + stated[1][1:]
         text = wh_question_first(text)
         doc = models.parse([text])[0]
         questions = [s for s in doc.sents if s.text.rstrip().endswith("?")]

@@ -223,11 +223,30 @@ def straight_quotes(text: str) -> str:
 _BARE_CONTRACTION = re.compile(r"\b(do|does|did|ca|wo|is|are|was|were|have|has|had|should|would|could|need)nt\b", re.I)
 
 
+# A pronoun's or wh-word's contraction typed without its apostrophe ("im 62", "ive lived here", "whats the fee");
+# not the ones that spell another word ("ill", "well", "were", "its", "id", "hell", "shell", "wed").
+_BARE_PRONOUN = {"im": "I'm", "ive": "I've", "youre": "you're", "youve": "you've", "theyre": "they're",
+                 "theyve": "they've", "weve": "we've", "shes": "she's", "whats": "what's", "whens": "when's",
+                 "wheres": "where's", "whos": "who's", "hows": "how's", "thats": "that's", "theres": "there's"}
+_BARE_PRONOUN_WORD = re.compile(rf"\b(?:{'|'.join(_BARE_PRONOUN)})\b", re.I)
+
+
+def _pronoun_contraction(m: re.Match) -> str:
+    full = _BARE_PRONOUN[m.group().lower()]
+    return full if full.startswith("I'") or not m.group()[0].isupper() else full[0].upper() + full[1:]
+
+
+def spelled_contractions(text: str) -> str:
+    """A contraction typed without its apostrophe given one ("havent" → "haven't", "cant" → "can't", "im" →
+    "I'm", "whats" → "what's"): what a user says is read by the parser, negation cues and fact readers
+    written with it. Not the same length: for reading a user's words, never for offsets into a document."""
+    text = _BARE_CONTRACTION.sub(lambda m: m.group(1) + "n't", text)
+    return _BARE_PRONOUN_WORD.sub(_pronoun_contraction, text)
+
+
 def with_apostrophes(text: str) -> str:
-    """``straight_quotes``, and a negative contraction typed without its apostrophe given one ("havent" →
-    "haven't", "cant" → "can't"): what a user says is read by negation cues written with it. Not the same
-    length: for reading a user's words, never for offsets into a document."""
-    return _BARE_CONTRACTION.sub(lambda m: m.group(1) + "n't", straight_quotes(text))
+    """``straight_quotes`` and ``spelled_contractions``."""
+    return spelled_contractions(straight_quotes(text))
 
 
 def tokenize(text: str) -> list[str]:

@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from core import models, nli, places, quantities, voice
-from core.claims import AUXILIARIES
+from core.claims import QUESTION_FORM, WH_WORDS, stated_lead
 from core.text import (LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker,
                        with_apostrophes)
 from core.types import Condition, NliScores, Passage, Query, VariableState
@@ -46,10 +46,6 @@ FIRST_PERSON = re.compile(r"\b(i|me|my|mine|we|our|us|you|your)\b", re.I)
 UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
 YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re.I)
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
-# A sentence that asks, by its word order, whatever its punctuation: "Can I get …", "How much is the …".
-QUESTION_FORM = re.compile(r"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+[\w'-]+)?\s+)?"
-                           rf"(?:{AUXILIARIES})"
-                           r"(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b", re.I)
 BARE_REPLY = re.compile(r"^\s*(?:yes|yeah|yep|no|nope|correct)\b[\s,.!;:-]*", re.I)
 REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\b", re.I)
 # A requirement word inside a clause that only says where, when or how ("lets disabled people park closer to
@@ -646,8 +642,15 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
     """The user's statements split into sentences (NLI was trained on sentence pairs): the scenario's,
     the question's own ("I'm 71. Can I get a bus pass?") and the replies to follow-ups. A question typed
     without its question mark ("Do I qualify for relief") states nothing, though it shares the rule's words."""
-    out: list[str] = [s.text for s in split_sentences(query.question.strip(), typed=True)
-                      if not s.text.rstrip().endswith("?") and not QUESTION_FORM.match(s.text)]
+    out: list[str] = []
+    for sentence in split_sentences(query.question.strip(), typed=True):
+        text = sentence.text
+        stated = stated_lead(text if text.rstrip().endswith("?") else f"{text.rstrip(' .!')}?")
+        if stated is not None:  # "I'm 62, can I get …?": the statement before the question
+            out.append(stated[0])
+        elif not text.rstrip().endswith("?") and not QUESTION_FORM.match(text) \
+                and text.split()[0].lower() not in WH_WORDS:
+            out.append(text)
     if query.scenario.strip():
         out += [s.text for s in split_sentences(query.scenario.strip(), typed=True)]
     for question, answer in query.history:

@@ -334,3 +334,35 @@ def test_a_wh_subject_before_have_to_is_not_inverted(build):
 ])
 def test_a_negated_passive_and_how_come(build, question, text):
     assert build(question).text == text
+
+
+@pytest.mark.parametrize("question, text", [
+    # A casual smoke check of the sample KB (read, never fitted): a fact stated before a yes/no question, with
+    # a comma, a dash, a full stop or nothing between, and contractions typed without their apostrophe, had
+    # made the whole input a statement ("Im 62, can i get the winter fuel payment."), so no condition was read
+    ("im 62, can i get the winter fuel payment", "I can get the winter fuel payment."),
+    ("im 70 can i get winter fuel payment", "I can get winter fuel payment."),
+    ("im 67 and ive lived in calvera my whole life. can i get the bus pass", "I can get the bus pass."),
+    ("been off sick from work for 5 days now, do i get sick pay", "I get sick pay."),
+    ("My mum is 84, can she get a bus pass?", "She can get a bus pass."),
+    ("I'm moving into a new flat in 15 weeks — can I already put my housing benefit claim in?",
+     "I can already put my housing benefit claim in."),
+    # a scene stays in the claim, and a question begun in an earlier sentence is the question
+    ("If I move to Spain, can I still get the payment?", "I can still get the payment if I move to Spain."),
+    ("We've been served with a court order to hand over confidential info we got under our NDA. What are we "
+     "supposed to do?", "There exists something that we are supposed to do."),
+])
+def test_a_yes_no_question_typed_after_a_statement(build, question, text):
+    claim = build(question)
+    assert (claim.schema, claim.text) == ("polar" if text[0] != "T" else "existential", text)
+
+
+@pytest.mark.parametrize("question, schema, answer_type", [
+    ("whens the deadline to apply for the home insulation grant", "existential", "DATE"),  # "a time when s the …" before
+    ("who designed the harlow bridge", "existential", "PERSON"),
+    ("Receiving Party shall not reverse engineer any objects", "statement", ""),  # no question form: a statement
+])
+def test_a_question_typed_without_its_question_mark(build, question, schema, answer_type):
+    claim = build(question)
+    assert (claim.schema, claim.answer_type) == (schema, answer_type)
+    assert " s " not in claim.text
