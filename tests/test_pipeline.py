@@ -52,6 +52,19 @@ def test_quantity_in_scenario_fails_the_rule(sample_pipeline):
     assert (d.action, d.answer_polarity) == ("ANSWER", "no")
 
 
+@pytest.mark.parametrize("question", ["im 62, can i get the winter fuel payment",
+                                      "I'm 62 - can I get the Winter Fuel Payment?"])
+def test_an_age_typed_before_the_question_decides_the_rule(sample_pipeline, question):
+    """A casual-phrasing smoke check (read, never fitted): the whole input had been one statement, so no
+    condition was read and a "which one do you mean: 62?" clarification came back instead of "no"."""
+    trace = sample_pipeline.analyze(make_query(question))
+    assert trace.claim.schema == "polar"
+    age = [c for c in trace.variables.conditions if "1953" in c.text or "66" in c.text]
+    assert age and age[0].status == "contradicted" and age[0].method.startswith("numeric"), trace.variables.conditions
+    d = decide(trace)
+    assert (d.action, d.answer_polarity) == ("ANSWER", "no")
+
+
 def test_gate_threshold_change_costs_no_model_call(sample_pipeline, sample_questions):
     q = sample_questions[0]
     query = make_query(q["question"], q["scenario"], q["history"])
