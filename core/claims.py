@@ -67,7 +67,7 @@ MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage"
 _WH = "|".join(sorted(WH_WORDS))
 # The wh-phrases that can be a clause's subject ("Who can apply?", "How many teams were selected?").
 SUBJECT_WH = frozenset({"who", "what", "which", "whose", "how many", "how much"})
-# The auxiliaries an inverted question opens with ("Can I …", "Is there …"); `core.variables` reads them too.
+# The auxiliaries an inverted question opens with ("Can I …", "Is there …").
 AUXILIARIES = r"am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has"
 # A sentence that asks, by its word order, whatever its punctuation: "Can I get …", "How much is the …".
 QUESTION_FORM = re.compile(r"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+[\w'-]+)?\s+)?"
@@ -88,9 +88,10 @@ STATED_LEAD = re.compile(rf"^(?P<lead>[^?]+?)(?:,|;|\s[-–—]\s)\s*(?:(?:so|an
 # What makes a lead a clause of its own (a statement) rather than the question's topic ("The Harlow Bridge, is
 # it open on Sundays?"): a form of "be", "have" or "do", or a contracted one.
 CLAUSE_VERB = re.compile(r"\b(?:am|is|are|was|were|been|have|has|had|do|does|did)\b|\w['’](?:m|s|re|ve)\b", re.I)
-FIRST_PERSON_LEAD = re.compile(r"^(?:i|i'm|i've|we|we're|my|our)\b", re.I)
+_FIRST_PERSON = r"(?:i|i'm|i've|we|we're|my|our)\b"
+FIRST_PERSON_LEAD = re.compile(rf"^{_FIRST_PERSON}", re.I)
 # … and the same typed with no comma, where only the asker's own words can lead ("im 70 can i get it").
-STATED_LEAD_UNMARKED = re.compile(rf"^(?P<lead>(?:i|i'm|i've|we|we're|my|our)\b[^?,;]*?)\s+(?P<question>(?:{AUXILIARIES})"
+STATED_LEAD_UNMARKED = re.compile(rf"^(?P<lead>{_FIRST_PERSON}[^?,;]*?)\s+(?P<question>(?:{AUXILIARIES})"
                                   r"(?:n't)?\s+(?:i|we)\b[^?]*\?)\s*$", re.I)
 # Words that open a phrase setting a question's scene besides a subordinating word ("Apart from the burial
 # itself, how much …?", "As of April 2014, how many …?", "Regardless of their affiliations, who …?").

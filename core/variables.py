@@ -640,8 +640,9 @@ def _flip(status: str, cond: Condition) -> str:
 
 def _fact_sentences(query: Query) -> tuple[str, ...]:
     """The user's statements split into sentences (NLI was trained on sentence pairs): the scenario's,
-    the question's own ("I'm 71. Can I get a bus pass?") and the replies to follow-ups. A question typed
-    without its question mark ("Do I qualify for relief") states nothing, though it shares the rule's words."""
+    the question's own ("I'm 71. Can I get a bus pass?", "im 62, can i get …": what precedes the question in
+    its sentence, ``claims.stated_lead``) and the replies to follow-ups. A question typed without its question
+    mark ("Do I qualify for relief") states nothing, though it shares the rule's words."""
     out: list[str] = []
     for sentence in split_sentences(query.question.strip(), typed=True):
         text = sentence.text
