@@ -455,8 +455,8 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
                   nli: Sequence[PassageNli], openings: Mapping[str, Passage] | None = None) -> AnswerChoice | None:
     """What an extractive ANSWER cites and gives, chosen once for the answer-type check and the answer
     agent: among the answer passages (``answer_passages``), the first sentence bearing a value of the asked
-    type about the asked entity (``answer_value``; per passage its NLI-best sentence first, then the others
-    by the question words they share), else the first passage's NLI-best sentence. None without passages.
+    type about the asked entity (``answer_value``; per passage in the order of ``answer_candidates``), else
+    the first passage's first candidate. None without passages.
 
     ``openings`` maps a document id to its first passage (``KnowledgeBase.opening``). A passage that is
     not its document's opening is also about what the opening names. The opening's own sentences do not
@@ -467,7 +467,7 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     best = {n.passage_id: n.best_sentence for n in nli}
     premises = [premise_sentences(p.passage) for p in chosen]
     candidates = answer_candidates(question, [(dict(pairs).get(best.get(p.passage.id), ""), [t for _, t in pairs])
-                                              for p, pairs in zip(chosen, premises)])
+                                              for p, pairs in zip(chosen, premises)], best_first=not answer_type)
     if not candidates:
         return None
     opening_of = [(openings or {}).get(p.passage.doc_id) for p in chosen]
@@ -480,16 +480,25 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     return AnswerChoice(chosen[owner].passage.id, sentence, found.value if found else "", found.label if found else "")
 
 
-def answer_candidates(question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[int, str]]:
-    """(passage position, sentence) in the order to look for the answer: per passage (its
-    NLI-best sentence or "", all its sentences), the best sentence first, then the others by how
-    many question words they share."""
+def answer_candidates(question: str, passages: Sequence[tuple[str, Sequence[str]]],
+                      best_first: bool = True) -> list[tuple[int, str]]:
+    """(passage position, sentence) in the order to look for the answer: per passage (its NLI-best sentence
+    or "", all its sentences), the best sentence first, then the others by how many question words they
+    share. Without ``best_first`` (a question for a value: a date, an amount) every sentence goes by the
+    words it shares, the best first among equals: a wh-claim is neutral to most sentences, so the NLI's best
+    ("A surveyor will visit your home within 4 weeks") is often not the one the question is about ("The
+    deadline to apply is 30 June 2026"; train KB: 1 more of 42 typed answers right, none lost)."""
     words = {_stem(w) for w in re.findall(r"[A-Za-z0-9]+", question) if len(w) > 3}
+
+    def shared(sentence: str) -> int:
+        return len(words & {_stem(w) for w in re.findall(r"[A-Za-z0-9]+", sentence)})
     out = []
     for i, (best, all_sentences) in enumerate(passages):
-        rest = sorted((s for s in all_sentences if s != best),
-                      key=lambda s: -len(words & {_stem(w) for w in re.findall(r"[A-Za-z0-9]+", s)}))
-        out += [(i, s) for s in ([best] if best else []) + rest]
+        if best_first:
+            order = ([best] if best else []) + sorted((s for s in all_sentences if s != best), key=lambda s: -shared(s))
+        else:
+            order = sorted(all_sentences, key=lambda s: (-shared(s), s != best))
+        out += [(i, s) for s in order]
     return out
 
 

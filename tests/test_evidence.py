@@ -219,6 +219,12 @@ def test_candidates_put_the_best_sentence_first_then_by_shared_words():
     assert order == [(0, "B."), (0, "The bridge opened in 1958."), (0, "A cat.")]
 
 
+def test_candidates_for_a_value_go_by_shared_words_the_best_first_among_equals():
+    order = answer_candidates("When is the deadline to apply?",
+                              [("B.", ["A cat.", "B.", "The deadline to apply is 30 June."])], best_first=False)
+    assert order == [(0, "The deadline to apply is 30 June."), (0, "B."), (0, "A cat.")]
+
+
 def test_one_title_and_one_section_per_sentence_are_required():
     with pytest.raises(ValueError, match="one title, one section and one opening per sentence"):
         answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a", "b"])
@@ -333,14 +339,18 @@ def test_answer_passages_are_the_first_two_kept_then_the_best_match_and_its_docu
     assert answer_passages([], []) == []
 
 
-def _nda_passages():
-    """The sample KB's Brightline / Harrowgate NDA as the knowledge base chunks it: the parties are named
-    in the preamble (its first passage) and called "the Parties" in every clause after it."""
+def _sample_passages(rel: str):
+    """A sample KB document as the knowledge base chunks it."""
     from core.kb.chunking import chunk_document
     from core.kb.readers import read_file
-    rel = "contracts/brightline_harrowgate_mutual_nda.md"
     (doc,), _ = read_file(rel, (SAMPLE_DOCS / rel).read_bytes())
     return chunk_document(doc, 700, 1)
+
+
+def _nda_passages():
+    """The sample KB's Brightline / Harrowgate NDA: the parties are named in the preamble (its first passage)
+    and called "the Parties" in every clause after it."""
+    return _sample_passages("contracts/brightline_harrowgate_mutual_nda.md")
 
 
 def _kept(passages):
@@ -389,3 +399,17 @@ def test_a_clause_the_nli_filter_dropped_answers_when_its_document_is_the_best_m
     found = choose_answer("How long does the Brightline / Harrowgate mutual NDA run for?", "DURATION", ranked, dropped,
                           {opening.doc_id: opening, "other": other})
     assert found.value == "2 years" and found.passage_id == term.id
+
+
+def test_a_value_comes_from_the_sentence_the_question_is_about_not_the_nli_best(warm):
+    """A casual-phrasing smoke check of the sample KB (read, not fitted): "When is the deadline to apply for
+    the home insulation grant?" was answered "4 weeks" from the surveyor's visit, the sentence the NLI scored
+    best for the wh-claim, beside "The deadline to apply is 30 June 2026."."""
+    from core.nli import premise_sentences
+    from core.types import NliScores, PassageNli
+    passage = next(p for p in _sample_passages("policy/home_insulation_grant.md") if "30 June 2026" in p.text)
+    surveyor = next(k for k, t in premise_sentences(passage) if "surveyor" in t)
+    ranked = [RetrievedPassage(passage, 1, 0.6, 5.0, 1.0, 0.6)]
+    nli = [PassageNli(passage.id, NliScores(0.3, 0.6, 0.1), surveyor, kept=True)]
+    found = choose_answer("When is the deadline to apply for the home insulation grant?", "DATE", ranked, nli)
+    assert found.value == "30 June 2026" and "deadline" in found.sentence
