@@ -69,10 +69,10 @@ _WH = "|".join(sorted(WH_WORDS))
 SUBJECT_WH = frozenset({"who", "what", "which", "whose", "how many", "how much"})
 # The auxiliaries an inverted question opens with ("Can I …", "Is there …").
 AUXILIARIES = r"am|are|is|was|were|do|does|did|can|could|will|would|shall|should|may|might|must|have|has"
+# An auxiliary before its subject: "can I", "is the", "don't you".
+_INVERTED = rf"(?:{AUXILIARIES})(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b"
 # A sentence that asks, by its word order, whatever its punctuation: "Can I get …", "How much is the …".
-QUESTION_FORM = re.compile(r"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+[\w'-]+)?\s+)?"
-                           rf"(?:{AUXILIARIES})"
-                           r"(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b", re.I)
+QUESTION_FORM = re.compile(rf"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+[\w'-]+)?\s+)?{_INVERTED}", re.I)
 # Words that open a subordinate clause: its scene stays in the claim ("… once the NDA is terminated").
 SUBORDINATE = frozenset("after before once when whenever if since until unless while during in on at for by "
                         "from under within".split())
@@ -83,8 +83,8 @@ LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<q
                             re.IGNORECASE)
 # A yes/no question after what the user states in the same sentence ("I'm 62, can I get the Winter Fuel
 # Payment?", "been off sick for 5 days now, do i get sick pay?"): the statement is said, not asked.
-STATED_LEAD = re.compile(rf"^(?P<lead>[^?]+?)(?:,|;|\s[-–—]\s)\s*(?:(?:so|and|but)\s+)?(?P<question>(?:{AUXILIARIES})"
-                         r"(?:n't)?\s+(?:i|you|we|my|your|our|the|this|that|it|there|he|she|they)\b[^?]*\?)\s*$", re.I)
+STATED_LEAD = re.compile(rf"^(?P<lead>[^?]+?)(?:,|;|\s[-–—]\s)\s*(?:(?:so|and|but)\s+)?(?P<question>{_INVERTED}[^?]*\?)\s*$",
+                         re.I)
 # What makes a lead a clause of its own (a statement) rather than the question's topic ("The Harlow Bridge, is
 # it open on Sundays?"): a form of "be", "have" or "do", or a contracted one.
 CLAUSE_VERB = re.compile(r"\b(?:am|is|are|was|were|been|have|has|had|do|does|did)\b|\w['’](?:m|s|re|ve)\b", re.I)
@@ -159,6 +159,13 @@ def stated_lead(sentence: str) -> tuple[str, str] | None:
     return lead, m.group("question")
 
 
+def asks(sentence: str) -> bool:
+    """Whether a sentence asks by its words, whatever its punctuation: a question's word order ("can i get
+    it") or a wh-word first ("who designed the harlow bridge")."""
+    words = sentence.split()
+    return bool(words) and (QUESTION_FORM.match(sentence) is not None or words[0].lower() in WH_WORDS)
+
+
 def typed_question(text: str) -> str:
     """The question of a text typed without a question mark: its last sentence in a question's word order or
     opening with a wh-word ("im 67 and ive lived in calvera my whole life. can i get the bus pass"), given
@@ -166,9 +173,7 @@ def typed_question(text: str) -> str:
     if "?" in text:
         return text
     for sentence in reversed([s.text.rstrip(" .!") for s in split_sentences(text, typed=True)]):
-        words = sentence.split()
-        if words and (QUESTION_FORM.match(sentence) or words[0].lower() in WH_WORDS
-                      or stated_lead(sentence + "?") is not None):
+        if asks(sentence) or stated_lead(sentence + "?") is not None:
             return sentence + "?"
     return text
 

@@ -48,7 +48,6 @@ _DIGIT_ABBREVIATIONS = frozenset(
 # Abbreviations a sentence goes on after in lower case ("… forms etc. and a passport"), which a text typed
 # without capitals cannot tell from a sentence's end by its next word alone.
 _LOWERCASE_ABBREVIATIONS = frozenset("etc. incl. excl. esp. min. max. yr. yrs. mo. mos. wk. wks.".split())
-_DOTTED = re.compile(r"(?:[a-z]\.){2,}")  # "U.S. military"
 _ACRONYM = re.compile(r"(?:[a-z]\.){2,}|[A-Z]\.")
 
 
@@ -181,7 +180,8 @@ def _is_abbreviation(text: str, start: int, m: re.Match, next_char: str) -> bool
     low = word.lower()
     return (low in _ABBREVIATIONS or _ACRONYM.fullmatch(word) is not None
             or ((next_char.isdigit() or next_char.islower()) and low in _DIGIT_ABBREVIATIONS)
-            or (next_char.islower() and (low in _LOWERCASE_ABBREVIATIONS or _DOTTED.fullmatch(low) is not None)))
+            # "U.S. military": in lower case only the dotted form of an acronym matches
+            or (next_char.islower() and (low in _LOWERCASE_ABBREVIATIONS or _ACRONYM.fullmatch(low) is not None)))
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int]:

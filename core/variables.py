@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from core import models, nli, places, quantities, voice
-from core.claims import QUESTION_FORM, WH_WORDS, stated_lead
+from core.claims import asks, stated_lead
 from core.text import (LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker,
                        with_apostrophes)
 from core.types import Condition, NliScores, Passage, Query, VariableState
@@ -649,8 +649,7 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
         stated = stated_lead(text if text.rstrip().endswith("?") else f"{text.rstrip(' .!')}?")
         if stated is not None:  # "I'm 62, can I get …?": the statement before the question
             out.append(stated[0])
-        elif not text.rstrip().endswith("?") and not QUESTION_FORM.match(text) \
-                and text.split()[0].lower() not in WH_WORDS:
+        elif not text.rstrip().endswith("?") and not asks(text):
             out.append(text)
     if query.scenario.strip():
         out += [s.text for s in split_sentences(query.scenario.strip(), typed=True)]
