@@ -15,12 +15,14 @@ the question's. "Do I still have to pay National Insurance?" from someone whose 
 them to Berlin is about the guide to National Insurance abroad, which the question alone ranks below
 the general one.
 
-An abbreviation in the question ("NDA") is searched together with what a document title of the
-knowledge base spells it out as ("non disclosure agreement": ``acronym_expansions``).
+An abbreviation in the question ("NDA", or "nda" where the knowledge base never uses the word) is
+searched together with what a document title of the knowledge base spells it out as ("non disclosure
+agreement": ``acronym_expansions``).
 """
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import numpy as np
 
@@ -31,14 +33,21 @@ from core.types import RetrievedPassage
 
 # An abbreviation written in capitals ("NDA", "SSP"); "I" and one-letter words are not.
 ACRONYM = re.compile(r"\b([A-Z]{2,6})s?\b")
+# A short lower-case word, not a contraction's ending ("I've"): an abbreviation typed in lower case ("nda")
+# if the knowledge base never uses it.
+LOWER_WORD = re.compile(r"(?<!['’])\b([a-z]{2,6})\b")
 
 
-def acronym_expansions(question: str, titles) -> tuple[str, ...]:
+def acronym_expansions(question: str, titles, known_word: Callable[[str], bool] = lambda word: True) -> tuple[str, ...]:
     """What the question's abbreviations stand for, where a document title of the knowledge base spells
     one out, word by word ("NDA" in "Mutual Non-Disclosure Agreement", "SSP" in "Statutory Sick Pay"):
-    a contract that calls itself "this Agreement" shares no word with "How long does the NDA run for?"."""
+    a contract that calls itself "this Agreement" shares no word with "How long does the NDA run for?".
+    A lower-case word counts as an abbreviation where ``known_word`` says the knowledge base never uses
+    it: people type "how long does the nda last", and a word the texts use is a word ("can", "pay")."""
     found: dict[str, None] = {}
-    for letters in dict.fromkeys(m.group(1).lower() for m in ACRONYM.finditer(question)):
+    typed = [m.group(1).lower() for m in ACRONYM.finditer(question)]
+    typed += [m.group(1) for m in LOWER_WORD.finditer(question) if not known_word(m.group(1))]
+    for letters in dict.fromkeys(typed):
         for title in titles:
             words = re.findall(r"[A-Za-z]+", title or "")
             for i in range(len(words) - len(letters) + 1):
@@ -67,8 +76,7 @@ class Retriever:
         ``context`` (the asker's scenario) weighs documents as the module docstring says."""
         if not isinstance(query_text, str) or not query_text.strip():
             raise ValueError("the query is empty: type a question to retrieve passages for")
-        expansions = acronym_expansions(query_text, {d.title for d in kb.documents.values()}) \
-            if ACRONYM.search(query_text) else ()
+        expansions = acronym_expansions(query_text, {d.title for d in kb.documents.values()}, kb.uses_word)
         if expansions:
             query_text = f"{query_text} ({'; '.join(expansions)})"
         with_context = bool(context.strip()) and self.scenario_weight > 0

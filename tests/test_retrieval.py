@@ -295,6 +295,18 @@ def test_an_abbreviation_is_spelled_out_by_a_title_that_spells_it_word_by_word()
     assert acronym_expansions("Can I get it if I am 66?", titles) == ()  # "I" abbreviates nothing
 
 
+def test_a_lower_case_abbreviation_counts_only_where_the_knowledge_base_never_uses_the_word():
+    """People type "nda" and "ssp"; "pay" or "can" are words the texts use, whatever a title spells."""
+    titles = ["Mutual Non-Disclosure Agreement", "Statutory Sick Pay", "Pay As You Earn"]
+    used = {"how", "long", "does", "the", "run", "for", "can", "get", "from", "two", "employers", "pay"}
+    assert acronym_expansions("how long does the nda run for", titles, used.__contains__) == ("non disclosure agreement",)
+    assert acronym_expansions("can i get ssp from two employers", titles, used.__contains__) == ("statutory sick pay",)
+    assert acronym_expansions("how long does the nda run for", titles) == ()  # every lower-case word a word
+    assert acronym_expansions("can i get pay from two employers", titles, used.__contains__) == ()
+    assert acronym_expansions("I've got an NDA", ["Visa Eligibility", "Non-Disclosure Agreement"],
+                              {"got", "an"}.__contains__) == ("non disclosure agreement",)  # "ve" ends "I've"
+
+
 def test_a_contract_that_calls_itself_the_agreement_is_found_for_an_nda_question(tmp_path):
     """The term clause says "This Agreement … continues for 2 years" and shares no word with "NDA"; the
     question is searched with the title's spelling out of it too."""
@@ -305,5 +317,7 @@ def test_a_contract_that_calls_itself_the_agreement_is_found_for_an_nda_question
         "continues for 2 years.\n\n## 8. Notices\n\nNotices must be sent by email to the addresses above.\n")
     (folder / "railway.md").write_text("# Northline Railway\n\nThe railway runs for 118 kilometres and opened in 1874.\n")
     kb = KnowledgeBase.build(folder, {"chunk_chars": 200, "chunk_overlap": 0})
-    results = Retriever(top_k=2, fusion_alpha=0.6).run(kb, "How long does the NDA run for?")
-    assert results[0].passage.doc_id == "contracts/nda" and "2 years" in results[0].passage.text
+    for question in ("How long does the NDA run for?", "how long does the nda run for"):
+        results = Retriever(top_k=2, fusion_alpha=0.6).run(kb, question)
+        assert results[0].passage.doc_id == "contracts/nda" and "2 years" in results[0].passage.text, question
+    assert kb.uses_word("agreement") and kb.uses_word("the") and not kb.uses_word("nda")

@@ -145,6 +145,10 @@ class KnowledgeBase:
         keep = rows[0] >= 0
         return rows[0][keep], scores[0][keep]
 
+    def uses_word(self, word: str) -> bool:
+        """Whether some passage holds ``word`` (as ``core.text.tokenize`` reads it); a stopword is used."""
+        return all(t in self._bm25.vocab_dict for t in tokenize(word))
+
     def bm25_scores(self, text: str) -> np.ndarray:
         """BM25 score of every passage for ``text`` (zeros when no query term is in the KB)."""
         tokens = [t for t in tokenize(text) if t in self._bm25.vocab_dict]
