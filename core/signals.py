@@ -142,12 +142,12 @@ def _specific_verb(doc) -> bool:
 
 
 def _specific_phrase(doc) -> bool:
-    """A noun with a noun or adjective modifier or an "of" phrase ("carers allowance", "the
-    boiling point of ethanol"): specific even in lower case."""
+    """A noun with a noun or adjective modifier, a noun's possessive or an "of" phrase ("carers allowance",
+    "carer's allowance", "the boiling point of ethanol"): specific even in lower case."""
     for t in doc:
         if t.pos_ != "NOUN" or t.lower_ in VAGUE or t.is_stop:
             continue
-        if any(c.dep_ in ("compound", "amod") and c.pos_ in ("NOUN", "PROPN", "ADJ", "VERB") and not c.is_stop
+        if any(c.dep_ in ("compound", "amod", "poss") and c.pos_ in ("NOUN", "PROPN", "ADJ", "VERB") and not c.is_stop
                and c.lower_ not in VAGUE for c in t.children):
             return True
         if any(c.dep_ == "prep" and c.lower_ == "of" and any(g.pos_ in ("NOUN", "PROPN") for g in c.children)

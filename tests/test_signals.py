@@ -34,6 +34,7 @@ def test_a_scenario_can_hold_the_referent():
 @pytest.mark.parametrize("question", [
     "Am I eligible for carers allowance?", "Can I get the winter fuel payment?",
     "What is the boiling point of ethanol?",
+    "how much a week do you get on carer's allowance?",  # a helper's fresh sample-KB question: asked "which one"
 ])
 def test_lower_case_scheme_names_are_specific(question):
     assert heuristics(question)["no_named_entity"] == 0.0
@@ -43,6 +44,11 @@ def test_lower_case_scheme_names_are_specific(question):
 def test_a_bare_question_is_still_underspecified():
     h = heuristics("Can I apply?")
     assert h["no_named_entity"] == 1.0 and h["short_query"] == 1.0
+
+
+def test_a_possessive_pronoun_does_not_make_a_noun_specific():
+    """"carer's allowance" names a scheme; "my allowance" does not."""
+    assert heuristics("How much is my allowance?")["no_named_entity"] > 0
 
 
 def test_a_noun_with_a_specific_verb_is_a_specific_question():
