@@ -641,10 +641,25 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
 _ASKED_FOR = re.compile(r"^\W*(?:can|could|will|would|does|do|is|are|may|might|should)\s+(?:my|our)\s+([a-z]+)\b", re.I)
 
 
-def applicant(question: str) -> str:
-    """Whose eligibility a question asks about, as a subject of ``_PERSON`` ("" for the user)."""
+# Someone the question asks about by a pronoun: "can she get", "can we get her a badge" (not "her school",
+# whose owner the question is not about); "my daughter": the one person the user names as theirs.
+_THIRD_PERSON = re.compile(r"\b(?:she|he|she's|he's)\b|\b(?:her|him)(?=\s+(?:a|an|the|one|some|any)\b|\s*[?.!,]|\s*$)", re.I)
+_ONES_OWN = re.compile(r"\b(?:my|our)\s+([a-z]+)\b", re.I)
+
+
+def applicant(question: str, context: str = "") -> str:
+    """Whose eligibility a question asks about, as a subject of ``_PERSON`` ("" for the user): "Can my
+    daughter get …?", or "my daughter is 2, can we get her a blue badge?" and "Can she get a bus pass?" told
+    "My mum is 84": a "she", or a "her" given something, in the question's last clause, where the question
+    or its ``context`` (the scenario) names one person as the user's own."""
     m = _ASKED_FOR.match(question)
-    return _PERSON.get(m.group(1).lower(), "") if m else ""
+    if m:
+        return _PERSON.get(m.group(1).lower(), "")
+    asking = re.split(r"(?<=[.!?,;])\s+|\s+[-–—]\s+", question.strip())[-1]
+    if not _THIRD_PERSON.search(asking):
+        return ""
+    named = {_PERSON[w.lower()] for w in _ONES_OWN.findall(f"{context} {question}") if w.lower() in _PERSON}
+    return named.pop() if len(named) == 1 else ""
 
 
 def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: int | None = None,

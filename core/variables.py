@@ -134,7 +134,7 @@ class VariableStage:
         if not conditions:
             return []
         facts = _fact_sentences(query)
-        asked_for = quantities.applicant(query.question)
+        asked_for = quantities.applicant(query.question, query.scenario)
         whole, conditions = conditions, list(conditions)  # the working copy may hold a condition's rest
         number_met: dict[int, str] = {}  # conditions whose number arithmetic met: the rest is checked below
         checked: list[Condition | None] = [None] * len(conditions)

@@ -65,6 +65,17 @@ def test_an_age_typed_before_the_question_decides_the_rule(sample_pipeline, ques
     assert (d.action, d.answer_polarity) == ("ANSWER", "no")
 
 
+def test_a_childs_age_decides_a_rule_asked_for_her_by_a_pronoun(sample_pipeline):
+    """A helper's fresh sample-KB question (read, never fitted): "her" is the daughter the user named, so
+    the permit's unnamed "aged 3 or over" is her age, 2; it had been left open as the user's own."""
+    trace = sample_pipeline.analyze(make_query(
+        "my daughter is 2 and she's registered blind, can we get her a blue badge for the car?"))
+    age = [c for c in trace.variables.conditions if "aged 3" in c.text]
+    assert age and age[0].status == "contradicted" and "2 years" in age[0].method, trace.variables.conditions
+    d = decide(trace)
+    assert (d.action, d.answer_polarity) == ("ANSWER", "no")
+
+
 def test_gate_threshold_change_costs_no_model_call(sample_pipeline, sample_questions):
     q = sample_questions[0]
     query = make_query(q["question"], q["scenario"], q["history"])

@@ -116,6 +116,22 @@ def test_the_applicant_is_whom_the_question_asks_about(question, asked_for):
     assert applicant(question) == asked_for
 
 
+@pytest.mark.parametrize("question, scenario, asked_for", [
+    # a helper's fresh sample-KB question: the daughter's age 2 was never set against "aged 3 or over"
+    ("my daughter is 2 and she's registered blind, can we get her a blue badge for the car?", "", "child"),
+    ("Can she get a bus pass?", "My mum is 84.", "parent"),
+    ("Can I get a bus pass?", "My mum is 84.", ""),
+    # "her" and "him" owned or helped are not the one asked about
+    ("can I take unpaid parental leave to help my daughter settle into her new school?", "I'm on her birth certificate.", ""),
+    ("Am I able to inherit her Additional State Pension?", "My wife died in 2018.", ""),
+    ("He's 6 and starting a new school - can I take unpaid parental leave to help him settle in?",
+     "I'm on my son's birth certificate.", ""),
+    ("Can she get it?", "My mum is 84 and my daughter is 6.", ""),  # two people: whose age is unsure
+])
+def test_a_pronoun_asks_about_the_one_person_the_user_names_as_theirs(question, scenario, asked_for):
+    assert applicant(question, scenario) == asked_for
+
+
 def test_an_unnamed_age_bound_is_the_applicants():
     """The rule's "you" is the person the question asks about: the daughter's age decides, not the user's."""
     result = check("You must be aged 3 or over to get a permit", ["My daughter is 2 years old.", "I am 40."],
