@@ -41,7 +41,8 @@ from core.quantities import without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
-from core.variables import FIRST_PERSON, GENERIC_ASK, NO, YES, conditions_apply, content_words, follow_up_support
+from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, YES, all_required_met, conditions_apply, content_words,
+                            follow_up_support)
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
@@ -571,5 +572,6 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
                       n_described=n_described, n_unknown_names=len(unknown_names(trace)),
                       statement=int(values["yes_no_claim"] and not values["personal"]),
-                      yes_no=int(values["yes_no_claim"]), has_scenario=int(values["scenario_words"] > 0), **probs)
+                      yes_no=int(values["yes_no_claim"]), has_scenario=int(values["scenario_words"] > 0),
+                      conditions_met=int(all_required_met(trace.variables.conditions)), **probs)
     return replace(trace, signals=signals)

@@ -277,6 +277,8 @@ SETTINGS: tuple[Setting, ...] = (
     _rule("ambiguity", "Rule: ambiguity → ASK", "Seed 002 rule 3."),
     _rule("conditions_failed", "Rule: a condition fails → ANSWER (no)",
           "The user's facts contradict a required condition: the rule's negative answer."),
+    _rule("conditions_met", "Rule: every condition met → ANSWER (yes)",
+          "The rule's conditions are all required and the user's facts establish every one: its positive answer."),
     _rule("missing_variables", "Rule: missing variables → ASK", "Seed 002 Eq. 21: I(q) > τ_i."),
     _rule("answer_type", "Rule: answer type absent → ABSTAIN",
           "The question asks for a date/amount/person/place and no such value is in the evidence. On by default "

@@ -191,6 +191,9 @@ class Signals:
     # 1 when the user gave a scenario with the question: retrieval read the two together, so the question's own
     # match to the knowledge base does not say whether its topic is there ("Is that allowed?")
     has_scenario: int = 0
+    # 1 when the rule's conditions are all required together and the user's facts establish every one: the
+    # rule's positive answer (``core.variables.all_required_met``)
+    conditions_met: int = 0
 
 
 # --- pragmatic evidence (seed 003) and the knowledge graph (seed 002 §6–7) ------------

@@ -65,11 +65,12 @@ from core.evaluation.training import group_of, training_sets
 
 ROOT = Path(__file__).resolve().parent.parent
 # The search starts from the calibrated rules alone; the older rules over raw signals may be switched on.
-ON = ("topic_absent", "several_referents", "conditions_failed", "condition_open", "fact_absent")
+ON = ("topic_absent", "several_referents", "conditions_failed", "conditions_met", "condition_open", "fact_absent")
 # Too few training questions could mean several documents to choose the referent count; a failed
-# required condition answering "no" is what the dialogue means (a user who fails one of the conditions
-# all needed is not asked about the rest), whatever its lift on noisily read training rules.
-FIXED = ("referents_min", "rule_several_referents", "rule_conditions_failed")
+# required condition answering "no", and every required condition met answering "yes", are what the
+# dialogue means (a user who fails one of the conditions all needed is not asked about the rest, nor one
+# who meets them all about any), whatever their lift on noisily read training rules.
+FIXED = ("referents_min", "rule_several_referents", "rule_conditions_failed", "rule_conditions_met")
 SEARCHED = tuple(n for n in GATE_SETTINGS if n not in FIXED)
 # The search spaces for the declared defaults: (settings searched, whether the search starts from the
 # calibrated rules alone or from the declared gate, whether each setting must pay out of sample to move).

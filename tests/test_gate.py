@@ -228,6 +228,20 @@ def test_a_failed_condition_answers_no_before_an_open_one_is_asked():
     assert (decision.action, decision.rule, decision.answer_polarity) == ("ANSWER", "conditions_failed", "no")
 
 
+def test_every_required_condition_met_answers_yes_before_an_open_one_is_asked():
+    """P(condition open) reads a first turn that settles a whole rule as ShARC's usual first turn; the reader
+    has every required condition established on the user's word ("I turned 67 last month and my main home has
+    always been here in Calvera. Am I entitled to the free bus pass?")."""
+    met = dict(p_open=0.9, conditions_met=1, condition_outcome="satisfied", n_conditions=2, yes_no=1)
+    decision = decide_signals(signals(**met), {**settings.defaults(), **CALIBRATED})
+    assert (decision.action, decision.rule, decision.answer_polarity) == ("ANSWER", "conditions_met", "yes")
+    assert decide_signals(signals(**met), {**settings.defaults(), **CALIBRATED,
+                                           "rule_conditions_met": False}).rule == "condition_open"
+    # a question for a value is not answered "yes": "How much will my winter fuel payment be?"
+    value = decide_signals(signals(**{**met, "yes_no": 0}, answer_type_found=0.0), {**settings.defaults(), **CALIBRATED})
+    assert (value.action, value.rule) == ("ABSTAIN", "answer_type")
+
+
 def test_every_abstain_rule_says_whether_the_topic_or_the_fact_is_absent():
     from core.gate import FACT_ABSENT_RULES, TOPIC_ABSENT_RULES
     abstaining = {name for name, action, _, _ in RULES if action == "ABSTAIN"} | {"no_passages"}

@@ -76,6 +76,18 @@ def test_a_childs_age_decides_a_rule_asked_for_her_by_a_pronoun(sample_pipeline)
     assert (d.action, d.answer_polarity) == ("ANSWER", "no")
 
 
+def test_a_question_that_settles_every_condition_is_answered_yes(sample_pipeline):
+    """A helper's fresh sample-KB question (read, never fitted): both conditions established on the user's
+    word, and P(condition open), fitted on ShARC's first turns, still asked "Do you have your main home in
+    Calvera?"."""
+    trace = sample_pipeline.analyze(make_query("I turned 67 last month and my main home has always been here in "
+                                               "Calvera. Am I entitled to the free bus pass for older people?"))
+    assert [c.status for c in trace.variables.conditions] == ["established", "established"]
+    assert trace.signals.conditions_met == 1
+    d = decide(trace)
+    assert (d.action, d.rule, d.answer_polarity) == ("ANSWER", "conditions_met", "yes")
+
+
 def test_gate_threshold_change_costs_no_model_call(sample_pipeline, sample_questions):
     q = sample_questions[0]
     query = make_query(q["question"], q["scenario"], q["history"])

@@ -7,7 +7,7 @@ import pytest
 from core import nli, variables, voice
 from core.kb import Document, chunk_document
 from core.types import Condition, NliScores, Query
-from core.variables import VariableStage, combine, extract_conditions, lead_conditions, still_open
+from core.variables import VariableStage, all_required_met, combine, extract_conditions, lead_conditions, still_open
 
 POLICY = """# Winter Fuel Payment
 
@@ -133,6 +133,17 @@ def test_an_unclear_list_met_leaves_nothing_open_but_the_other_conditions():
 ])
 def test_combine(statuses, group, outcome):
     assert combine([cond(s, group) for s in statuses]) == outcome
+
+
+@pytest.mark.parametrize("statuses, groups, met", [
+    (["established", "established"], ["all", "all"], True),
+    (["established", "missing"], ["all", "all"], False),
+    (["established", "missing"], ["any", "any"], False),  # satisfied by one alternative, not every condition met
+    (["established", "established"], ["all", "unclear"], False),
+    ([], [], False),
+])
+def test_every_required_condition_met(statuses, groups, met):
+    assert all_required_met([cond(s, g) for s, g in zip(statuses, groups)]) is met
 
 
 def fake_nli(entail_if: dict[str, float]):

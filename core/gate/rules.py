@@ -99,6 +99,13 @@ RULES: tuple[Rule, ...] = (
      lambda s, t: [_cmp("conditions_contradicted", s.n_contradicted, ">", 0),
                    _cmp("outcome_failed", float(s.condition_outcome == "failed"), "==", 1)],
      "The user's facts contradict a required condition: answer with the rule's negative outcome."),
+    ("conditions_met", "ANSWER",
+     lambda s, t: [_cmp("conditions_met", s.conditions_met, "==", 1),
+                   _cmp("yes_no", s.yes_no, "==", 1)],
+     "The rule's conditions are all required and the user's facts establish every one: answer a yes/no question "
+     "with its positive outcome. (Before condition_open: P(condition open) is fitted on ShARC, where a first turn "
+     "is mostly asked about, and reads a question that settles a whole rule as one more first turn. A question "
+     "for a value is not answered \"yes\".)"),
     ("answer_type", "ABSTAIN",
      lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
                    _cmp("premise_supported", s.premise_supported, "==", 0)],
