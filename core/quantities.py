@@ -97,7 +97,7 @@ _RELATIONS = {
           "exceeding", "in excess of", "after", "just over", "over the age of", "above the age of"),
     "<=": ("at most", "up to", "no more than", "not more than", "a maximum of", "maximum of",
            "not exceeding", "not over", "not above", "no longer than", "no older than", "not older than",
-           "up until", "until", "by", "within"),
+           "up until", "until", "by", "within", "within the last", "within the past", "in the last", "in the past"),
     "<": ("less than", "under", "below", "fewer than", "younger than", "shorter than", "lower than",
           "before", "nearly", "almost", "just under", "under the age of", "below the age of"),
     "between": ("between", "from"),
@@ -707,7 +707,8 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
         # A bound on the age at a stated date ("aged 66 or over on 21 September 2025"): the user's
         # age now, moved back (or on) to that date, is what the bound is compared with.
         age_at = _as_of_value(quantities, as_of, cond_q) if cond_q.span in as_of else now
-        verdict = _check_group(cond_q, cond_iv, key, condition_stems, facts, reference_year, now, age_at)
+        deadline = bool(_DEADLINE.search(condition[:cond_q.span[0]]))
+        verdict = _check_group(cond_q, cond_iv, key, condition_stems, facts, reference_year, now, age_at, deadline)
         if verdict is None:
             return None if not any(v.status == "contradicted" for v in verdicts) else verdicts[0]
         if verdict.status == "contradicted":
@@ -799,10 +800,20 @@ def _lifelong(read_facts, now: float, condition_stems: set[str]) -> list[tuple]:
     return out
 
 
+# A time limit to act ("tell your employer within 7 days", "claim within 6 months of the funeral") or a window
+# looked back over ("moved here within the last 2 years"); and what says how long ago something happened or
+# how long an act takes ("I moved here 18 months ago", "I told them 10 days later", "it will take me 5
+# minutes"), not how long a state has lasted ("been working there a year", "there since 2023").
+_DEADLINE = re.compile(r"\b(?:within|(?:within|in)\s+the\s+(?:last|past))\s*$", re.I)
+_ELAPSED = re.compile(r"\b(?:ago|after|later|take|takes|taking|took|passed)\b", re.I)
+
+
 def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stems: set[str], facts,
-                 reference_year: int, now: float, age_at: float) -> NumericCheck | None:
+                 reference_year: int, now: float, age_at: float, deadline: bool = False) -> NumericCheck | None:
     """``cond_iv``: the condition's alternatives (usually one interval); ``age_at``: the (fractional)
-    year the condition's age bound holds at; ``now`` when undated."""
+    year the condition's age bound holds at; ``now`` when undated. A ``deadline`` (a time limit to act, or
+    a window looked back over) compares only with a fact that says how long ago something happened
+    (``_ELAPSED``)."""
     candidates = []
     read_facts = [(fact, _fact_readings(fact, reference_year)) for fact in facts]
     for fact, readings in read_facts:
@@ -821,6 +832,8 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
                 stated_at = _stated_at(fact, fact_q, readings, now)
                 if stated_at != age_at:  # "I'm 71" (now) against an age on 21 September 2025
                     fact_iv = _shifted(fact_iv, stated_at - age_at)
+            if deadline and not _ELAPSED.search(_clause(fact, fact_q.span)):
+                continue  # "been working there a year" says nothing of when the employer was told
             fact_stems = content_stems(_clause(fact, fact_q.span))
             overlap = len(condition_stems & fact_stems)
             # Ages and counts already match on whose age / what is counted. Other amounts must

@@ -132,6 +132,25 @@ def test_a_pronoun_asks_about_the_one_person_the_user_names_as_theirs(question, 
     assert applicant(question, scenario) == asked_for
 
 
+@pytest.mark.parametrize("condition, fact, status", [
+    # helpers' fresh sample-KB questions: how long the user has worked there is no time taken to tell anyone
+    ("You must tell your employer that you are ill within 7 days", "i'm on the payroll as an employee, been "
+     "working there a year", None),
+    ("You must tell your employer that you are ill within 7 days", "I'm employed at a cafe, been there since "
+     "2023, rang my boss the first morning", None),
+    ("You must tell your employer that you are ill within 7 days", "I told my employer 10 days after I fell ill.",
+     "contradicted"),
+    ("you don't submit your update within 15 minutes of starting it",  # ShARC train
+     "I think it'll only take me about five minutes to submit the update", "established"),
+    # a window looked back over: at most so long ago
+    ("you moved to the UK within the last 2 years", "I moved here 18 months ago.", "established"),
+    ("you moved to the UK within the last 2 years", "I moved here 3 years ago.", "contradicted"),
+])
+def test_a_time_limit_compares_only_with_how_long_ago_or_how_long_it_took(condition, fact, status):
+    result = check(condition, [fact], reference_year=2026)
+    assert (result.status if result else None) == status, result
+
+
 def test_an_unnamed_age_bound_is_the_applicants():
     """The rule's "you" is the person the question asks about: the daughter's age decides, not the user's."""
     result = check("You must be aged 3 or over to get a permit", ["My daughter is 2 years old.", "I am 40."],
