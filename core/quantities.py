@@ -832,9 +832,10 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
                 stated_at = _stated_at(fact, fact_q, readings, now)
                 if stated_at != age_at:  # "I'm 71" (now) against an age on 21 September 2025
                     fact_iv = _shifted(fact_iv, stated_at - age_at)
-            if deadline and not _ELAPSED.search(_clause(fact, fact_q.span)):
+            clause = _clause(fact, fact_q.span)
+            if deadline and not _ELAPSED.search(clause):
                 continue  # "been working there a year" says nothing of when the employer was told
-            fact_stems = content_stems(_clause(fact, fact_q.span))
+            fact_stems = content_stems(clause)
             overlap = len(condition_stems & fact_stems)
             # Ages and counts already match on whose age / what is counted. Other amounts must
             # share a content word with the condition, unless their clause has none at all

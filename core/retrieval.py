@@ -76,7 +76,7 @@ class Retriever:
         ``context`` (the asker's scenario) weighs documents as the module docstring says."""
         if not isinstance(query_text, str) or not query_text.strip():
             raise ValueError("the query is empty: type a question to retrieve passages for")
-        expansions = acronym_expansions(query_text, {d.title for d in kb.documents.values()}, kb.uses_word)
+        expansions = acronym_expansions(query_text, kb.titles, kb.uses_word)
         if expansions:
             query_text = f"{query_text} ({'; '.join(expansions)})"
         with_context = bool(context.strip()) and self.scenario_weight > 0

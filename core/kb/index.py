@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -144,6 +145,12 @@ class KnowledgeBase:
         scores, rows = self._dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), k)
         keep = rows[0] >= 0
         return rows[0][keep], scores[0][keep]
+
+    @cached_property
+    def titles(self) -> tuple[str, ...]:
+        """The documents' titles, each once, in document order, read once: retrieval spells a question's
+        abbreviations out from them."""
+        return tuple(dict.fromkeys(d.title for d in self.documents.values()))
 
     def uses_word(self, word: str) -> bool:
         """Whether some passage holds ``word`` (as ``core.text.tokenize`` reads it); a stopword is used."""
