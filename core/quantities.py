@@ -533,7 +533,8 @@ class _Interval:
 
 # Function words, and the words of amounts and durations themselves (they name no topic).
 _STOP = STOPWORDS | set("""least less need still around year years month months week weeks day days old age aged
-time since ago currently continuous continuously full hour hours per weekly monthly yearly annually
+time since ago currently continuous continuously full hour hours hr hrs yr yrs wk wks per weekly monthly
+yearly annually
 pound pounds dollar dollars euro euros average""".split())
 _STEM_GROUPS = {
     "reside": "live lived lives living reside resided resides residing resident residence residency moved "
@@ -546,7 +547,12 @@ _STEM_GROUPS = {
     "study": "study studied studying student school college university course education",
     "marry": "married marriage partner spouse husband wife",
     "born": "born birth birthday",
+    "care": "care cares cared caring",
 }
+# "look after" is caring for ("I look after my nan 20 hours a week" / "spend at least 35 hours a week caring
+# for someone"); "look" alone is not ("looking for work"). A carer is not in the group: "Carer's Allowance" is
+# a benefit's name, and NLI then read "I don't need to care for anyone" as denying that one gets it.
+_LOOK_AFTER = re.compile(r"\blook(?:s|ed|ing)?\s+after\b")
 _STEM = {w: group for group, words in _STEM_GROUPS.items() for w in words.split()}
 _START_WORDS = {"moved", "move", "arrived", "started", "start", "began", "begun", "joined", "since", "came",
                 "relocated", "settled", "hired", "emigrated", "from"}
@@ -562,7 +568,7 @@ def content_stems(text: str) -> set[str]:
     where its parts are all function words ("full-time")."""
     out = set()
     previous = ""
-    for compound in re.findall(r"[a-z][a-z'-]*", _normalise(text)):
+    for compound in re.findall(r"[a-z][a-z'-]*", _LOOK_AFTER.sub("care", _normalise(text))):
         if compound == "own" and previous not in _POSSESSIVES:
             out.add("own")  # the verb ("own your home"), not "your own" (a function word there)
         parts = {stem for part in compound.split("-") if part and (stem := _content_stem(part))}

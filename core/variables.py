@@ -436,21 +436,32 @@ CAN_BE_NONE = frozenset({"money", "hours", "count"})
 CAPPED_REACH = 5  # words before a bound's number that say what it caps, its "less than" included
 
 
+# Having no job at all, said without a negation: "I lost my job last month", "I'm unemployed".
+WITHOUT_WORK = re.compile(r"\b(?:lost|lose|losing)\s+(?:my|our|his|her|their)\s+jobs?\b|\bunemployed\b|\bout of work\b|"
+                          r"\bjobless\b|\bbetween jobs\b|\bmade redundant\b|\blaid off\b", re.I)
+
+
 def none_of_it(condition: str, facts: Sequence[str]) -> tuple[str, str] | None:
     """(fact, word) when the condition only caps a quantity ("work less than 16 hours a week", "savings
-    of less than £16,000") and a fact in which the user denies, without a number, the very thing
-    capped ("I'm not working at all", "I have no savings"): none of it is under any cap. The NLI model
-    reads "not working" against "work less than 16 hours" as a contradiction."""
+    of less than £16,000") and a fact in which the user denies, without a number of that kind, the very
+    thing capped ("I'm not working at all", "I'm 45 and I have no savings", "I lost my job last month"):
+    none of it is under any cap. The NLI model reads "not working" against "work less than 16 hours" as a
+    contradiction."""
     bounds = [q for q in quantities.extract(condition) if q.relation != "=="]
     if not bounds or any(q.relation not in ("<", "<=") or q.kind not in CAN_BE_NONE for q in bounds) or \
             NEGATION.search(condition):
         return None
     # what is capped: the words just before the bound ("work | less than 16 hours", "savings of | less than")
     asserted = set().union(*(content_words(" ".join(condition[:q.span[0]].split()[-CAPPED_REACH:])) for q in bounds))
+    capped_kinds = {q.kind for q in bounds}
     for fact in facts:
-        if not SAID_OF_SELF.match(fact) or UNSURE.search(fact) or quantities.extract(fact):
-            continue
-        for denied, _ in _negations(fact):
+        if not SAID_OF_SELF.match(fact) or UNSURE.search(fact) or \
+                any(q.kind in capped_kinds for q in quantities.extract(fact)):
+            continue  # a number of the capped kind is for arithmetic ("I work 10 hours"), an age is not
+        denied_sets = [denied for denied, _ in _negations(fact)]
+        if WITHOUT_WORK.search(fact):
+            denied_sets.append(content_words("work"))
+        for denied in denied_sets:
             if denied & asserted:
                 return fact, min(denied & asserted)
     return None

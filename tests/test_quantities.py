@@ -248,6 +248,10 @@ def test_issue_example_service_of_fourteen_months_is_contradicted():
     ("has an annual turnover below £250,000", ["We have a turnover of about £90,000."], "established"),
     ("employs fewer than 10 people", ["We have 3 staff and a turnover of about £90,000."], "established"),
     ("employs fewer than 10 people", ["We employ 12 people."], "contradicted"),
+    # typed as people type: "look after" for caring, "hrs" for hours (a fresh question's carer)
+    ("spend at least 35 hours a week caring for someone", ["i look after my nan about 20 hrs a week"], "contradicted"),
+    ("spend at least 35 hours a week caring for someone", ["I've been looking after my dad 40 hours a week."],
+     "established"),
 ])
 def test_check_status(condition, facts, status):
     result = check(condition, facts, reference_year=YEAR)
@@ -346,6 +350,11 @@ def test_a_hyphenated_age_range_bounds_both_sides():
 def test_content_stems_match_inflections_and_synonyms():
     assert quantities.content_stems("I have been living in my house") & quantities.content_stems("have your main home")
     assert quantities.content_stems("living") == quantities.content_stems("lived")
+    # looking after someone is caring for them; looking for work is not
+    assert quantities.content_stems("I look after my nan") & quantities.content_stems("caring for someone")
+    assert quantities.content_stems("caring") == quantities.content_stems("cared")
+    assert not quantities.content_stems("I'm looking for work") & quantities.content_stems("caring for someone")
+    assert not quantities.content_stems("my car") & quantities.content_stems("caring for someone")
 
 
 @pytest.mark.parametrize("fact, status", [

@@ -475,6 +475,20 @@ def test_none_of_what_a_condition_caps_is_under_the_cap():
     assert variables.none_of_it("work less than 16 hours a week", ["I don't work more than 20 hours."]) is None
 
 
+def test_no_job_at_all_is_no_hours_of_work():
+    """A fact with the user's age in it still denies work ("I'm 45 and lost my job last month": the fresh
+    questions' jobseeker had "work less than 16 hours" contradicted by NLI); losing a job, being unemployed
+    or out of work is working no hours; a number of the capped kind is left to arithmetic."""
+    cap = "work less than 16 hours a week on average"
+    assert variables.none_of_it(cap, ["I'm 45 and lost my job last month."]) == ("I'm 45 and lost my job last month.", "work")
+    assert variables.none_of_it(cap, ["I'm 58, unemployed since the factory closed."])
+    assert variables.none_of_it(cap, ["I'm 30 and not working at the moment."])
+    assert variables.none_of_it(cap, ["My son lost his job."]) is None
+    assert variables.none_of_it(cap, ["I lost my job but I work 20 hours a week at the shop now."]) is None
+    assert variables.none_of_it("have savings of less than £16,000", ["I'm 45 and lost my job."]) is None
+    assert variables.none_of_it("have savings of less than £16,000", ["We have 2 children and no savings."])
+
+
 def test_a_user_not_working_meets_an_hours_cap_in_the_stage(monkeypatch):
     monkeypatch.setattr(nli, "predict", fake_nli({}))
     text = "You can get it if you meet all of the following:\n\n* are aged 18 or over\n* work less than 16 hours a week\n"
