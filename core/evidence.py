@@ -537,11 +537,26 @@ def _counts(ent, counted: str, named: bool = False, kinds: frozenset[str] | set[
         (ent.root.head.pos_ in nouns and _stem(ent.root.head.lemma_) in wanted)
 
 
+# What may count a unit of time without a number: "a week", "a few days", "several months".
+SOME = frozenset("a an one few several many couple".split())
+
+
 def _lasts(ent) -> bool:
-    """A length of time: the value names a unit of time ("ten years", "five business days") or is the
-    date it runs until ("until 2027"), not a bare number the model labelled a date ("Sections 1, 2, 3")."""
-    until = ent.start > 0 and ent.doc[ent.start - 1].lower_ in ("until", "till", "through", "to")
-    return until or any(_stem(t.lemma_) in TIME_UNITS for t in (*ent, *ent.doc[ent.end:ent.end + 2]))
+    """A length of time: the value counts units of time ("ten years", "a week", "five business days", "a
+    two-year term", "months") or is the date it runs until ("until 2027"); not a bare number the model
+    labelled a date ("Sections 1, 2, 3"), nor a unit that only names a point in time ("your last working day",
+    "each year": "how long will it take them to pay me?" had been answered "last working day")."""
+    doc = ent.doc
+    if ent.label_ == "DATE" and ent.start > 0 and doc[ent.start - 1].lower_ in ("until", "till", "through", "to"):
+        return True  # not "amounted to 9 meters"
+    for i in range(ent.start, min(ent.end + 2, len(doc))):
+        unit = doc[i]
+        if _stem(unit.lemma_) not in TIME_UNITS:
+            continue
+        before = doc[i - 2] if i > 1 and doc[i - 1].text == "-" else doc[i - 1] if i > 0 else None
+        if unit.lower_ != unit.lemma_.lower() or (before is not None and (before.like_num or before.lower_ in SOME)):
+            return True
+    return False
 
 
 def _only_names(ent, names: set[str]) -> bool:

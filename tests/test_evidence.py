@@ -321,6 +321,22 @@ def test_a_document_called_by_its_initials_and_a_duration_that_names_a_unit():
                         ["Warranty"]).value == "2027"
 
 
+def test_a_length_of_time_counts_its_units():
+    """A unit of time that only names a point ("your last working day") is no length: a fresh question,
+    "how long will it take them to pay me?", had been answered "last working day"; "a week", "a two-year
+    term" and "five business days" are lengths."""
+    question = "If my employer won't pay, how long will it take the Redundancy Payments Service to pay me?"
+    title = ["Redundancy pay"]
+    assert answer_value(question, "DURATION", ["Your employer should pay you on or soon after your last working day."],
+                        title) is None
+    assert answer_value(question, "DURATION", ["The Redundancy Payments Service usually pays within a week."],
+                        title).value == "a week"
+    assert answer_value("How long is the Redundancy Payments Service's term?", "DURATION",
+                        ["The Redundancy Payments Service offers a two-year term."], title).value == "two-year"
+    assert answer_value("How long did the rupture go on for?", "DURATION", ["Maximum displacement amounted to 9 meters."],
+                        ["2008 Sichuan earthquake"]) is None  # "to" a distance is no date it runs until
+
+
 def test_answer_passages_are_the_first_two_kept_then_the_best_match_and_its_documents_others():
     from core.evidence import answer_passages
     from core.types import NliScores, PassageNli
