@@ -436,8 +436,9 @@ CAN_BE_NONE = frozenset({"money", "hours", "count"})
 CAPPED_REACH = 5  # words before a bound's number that say what it caps, its "less than" included
 
 
-# Having no job at all, said without a negation: "I lost my job last month", "I'm unemployed".
-WITHOUT_WORK = re.compile(r"\b(?:lost|lose|losing)\s+(?:my|our|his|her|their)\s+jobs?\b|\bunemployed\b|\bout of work\b|"
+# Having no job at all, said without a negation: "I lost my job last month", "I'm unemployed" (not "I'm worried
+# since my husband lost his job": his job is not the user's).
+WITHOUT_WORK = re.compile(r"\b(?:lost|lose|losing)\s+(?:my|our)\s+jobs?\b|\bunemployed\b|\bout of work\b|"
                           r"\bjobless\b|\bbetween jobs\b|\bmade redundant\b|\blaid off\b", re.I)
 
 

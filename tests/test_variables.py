@@ -484,6 +484,7 @@ def test_no_job_at_all_is_no_hours_of_work():
     assert variables.none_of_it(cap, ["I'm 58, unemployed since the factory closed."])
     assert variables.none_of_it(cap, ["I'm 30 and not working at the moment."])
     assert variables.none_of_it(cap, ["My son lost his job."]) is None
+    assert variables.none_of_it(cap, ["I'm worried since my husband lost his job."]) is None
     assert variables.none_of_it(cap, ["I lost my job but I work 20 hours a week at the shop now."]) is None
     assert variables.none_of_it("have savings of less than £16,000", ["I'm 45 and lost my job."]) is None
     assert variables.none_of_it("have savings of less than £16,000", ["We have 2 children and no savings."])
