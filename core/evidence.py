@@ -260,6 +260,7 @@ KIND_SYNONYMS = {
     "fee": {"fee", "cost", "charge", "price"}, "fare": {"fare", "price", "cost", "ticket"},
     "population": {"population", "inhabitant", "resident"},
     "age": {"age", "old", "born"}, "number": set(),
+    "phone": {"phone", "telephone", "tel", "call", "helpline", "ring"},
 }
 # "How many people …" is answered by a count of people of any sort: "12.4 million viewers", "thousands
 # of mourners", "an attendance of 13.1 million".
@@ -313,6 +314,13 @@ def _kind_noun(question) -> str:
     for t in question:
         if t.pos_ == "NOUN" and t.lemma_.lower() in KIND_SYNONYMS and t.lemma_.lower() not in GENERIC_KIND:
             return t.lemma_.lower()
+    for t in question:
+        # "the phone number", "its company registration number": the noun before "number" says which number
+        # (an identifier, not a count: "Call 0300 123 4567", not "aged 66 or over")
+        named = [c for c in t.children if c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN")] \
+            if t.pos_ == "NOUN" and t.lemma_.lower() == "number" else []
+        if named:
+            return named[-1].lemma_.lower()
     return ""
 
 
@@ -396,7 +404,8 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
         values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
                   and plain(e.text) not in question_low
                   and not _only_names(e, names) and (not counted or _counts(e, counted, named, kind_stems))
-                  and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))]
+                  and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))
+                  and (answer_type != "DATE" or _when(e))]
         if not values:
             continue
         anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]
@@ -539,6 +548,17 @@ def _counts(ent, counted: str, named: bool = False, kinds: frozenset[str] | set[
 
 # What may count a unit of time without a number: "a week", "a few days", "several months".
 SOME = frozenset("a an one few several many couple".split())
+
+
+# A value the model labels a date that says how often, not when: "annual", "each year", "every month".
+FREQUENCY = re.compile(r"(?:annual(?:ly)?|yearly|monthly|weekly|daily|fortnightly|quarterly|hourly|"
+                       r"(?:each|every|per|a)\s+(?:\w+\s+)?(?:second|minute|hour|day|week|fortnight|month|quarter|year|"
+                       r"decade|century)s?)", re.I)
+
+
+def _when(ent) -> bool:
+    """A point or stretch of time, not how often something happens ("annual" for "What month is it held?")."""
+    return not FREQUENCY.fullmatch(ent.text.strip())
 
 
 def _lasts(ent) -> bool:

@@ -548,6 +548,11 @@ _STEM_GROUPS = {
     "marry": "married marriage partner spouse husband wife",
     "born": "born birth birthday",
     "care": "care cares cared caring",
+    # kin ("I rent my flat from my mum" / "your landlord is a close relative"); a son or daughter is a child
+    "relative": "relative relatives mum mums mom moms mother mothers dad dads father fathers parent parents "
+                "brother brothers sister sisters sibling siblings gran nan grandma grandmother grandad granddad "
+                "grandpa grandfather grandparent grandparents aunt aunts uncle uncles cousin cousins niece nieces "
+                "nephew nephews",
 }
 # "look after" is caring for ("I look after my nan 20 hours a week" / "spend at least 35 hours a week caring
 # for someone"); "look" alone is not ("looking for work"). A carer is not in the group: "Carer's Allowance" is
@@ -598,12 +603,18 @@ def without_ending(word: str) -> str:
 def _clause(text: str, span: tuple[int, int]) -> str:
     """The words a quantity is about: its clause up to the quantity and two words after it
     ("I have worked at my job for 3 years", "I am eight months pregnant")."""
+    start, end = _clause_span(text, span)
+    return text[start:end]
+
+
+def _clause_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """Where ``_clause`` starts and ends in ``text``."""
     bounds = [0] + [m.end() for m in re.finditer(r"[.;!?(]|,\s|\s-\s|\b(?:and|but)\s+(?=(?:i|i'm|i've|my|we|he|she|they"
                                                  r"|it|you|your)\b)", text, re.I)] + [len(text)]
     start = max(b for b in bounds if b <= span[0])
     end = min((b for b in bounds if b > span[1]), default=len(text))
     after = re.match(r"(?:\W*\w+){0,2}", text[span[1]:end])
-    return text[start:span[1] + after.end()]
+    return start, span[1] + after.end()
 
 
 def _compat_key(q: Quantity) -> tuple[str, str, str]:
@@ -613,6 +624,15 @@ def _compat_key(q: Quantity) -> tuple[str, str, str]:
         currency, period = unit.split("/")
         unit = f"{currency}/periodic" if period in _PER_YEAR else unit
     return q.kind, q.subject, unit
+
+
+def same_measure(fact: Quantity, bound: Quantity) -> bool:
+    """A fact's number may say how much there is of what a bound caps, whoever's it is: any number of hours
+    under an hours cap, any sum under a cap on income (earnings are often given without their period), but
+    no weekly or yearly amount (a wage) under a cap on a sum held (savings)."""
+    if fact.kind != bound.kind:
+        return False
+    return not (fact.kind == "money" and "/" in fact.unit and "/" not in bound.unit)
 
 
 def _scale(q: Quantity) -> float:
@@ -626,13 +646,18 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
     """Each quantity a fact states, plus those it implies: a birth year gives an age, a start
     year ("I moved here in 2019") a duration up to now."""
     readings = []
+    previous_end = 0
     for q in extract(fact):
+        after_previous, previous_end = previous_end, q.span[1]
         if _in_question(fact, q.span[0]):
             continue  # "Are you over 65? No" states nothing about the age
         readings.append((q, _Interval.of(q.value * _scale(q), q.relation)))
         if q.kind != "year" or q.relation not in ("==", ">="):
             continue
-        words = set(re.findall(r"[a-z]+", _normalise(_clause(fact, q.span))))
+        # what the year is said of: its clause, from the quantity before it on ("I was born in 1950 and have
+        # lived here since 2019": 2019 is no birth year, nor 1950 the year of a move)
+        start, end = _clause_span(fact, q.span)
+        words = set(re.findall(r"[a-z]+", _normalise(fact[max(start, after_previous):end])))
         year = math.floor(q.value)
         if words & {"born", "birth"}:
             age = _Interval(reference_year - year - 1, True, reference_year - year, True)
@@ -811,7 +836,18 @@ def _lifelong(read_facts, now: float, condition_stems: set[str]) -> list[tuple]:
 # how long an act takes ("I moved here 18 months ago", "I told them 10 days later", "it will take me 5
 # minutes"), not how long a state has lasted ("been working there a year", "there since 2023").
 _DEADLINE = re.compile(r"\b(?:within|(?:within|in)\s+the\s+(?:last|past))\s*$", re.I)
-_ELAPSED = re.compile(r"\b(?:ago|after|later|take|takes|taking|took|passed)\b", re.I)
+# "After" counts after the quantity ("10 days after the funeral"), and before it only where the quantity ends
+# the clause ("I told them after 3 days"), not where it starts a period that came first ("moved back in
+# January after 6 years working abroad").
+_ELAPSED = re.compile(r"\b(?:ago|later|take|takes|taking|took|passed)\b", re.I)
+_AFTER = re.compile(r"\bafter\b", re.I)
+_AFTER_BEFORE = re.compile(r"\bafter\s+(?:about\s+|around\s+|roughly\s+)?$", re.I)
+
+
+def _elapsed(fact: str, q: Quantity, start: int, end: int) -> bool:
+    """The quantity says how long ago something happened or how long an act took (``_ELAPSED``)."""
+    return bool(_ELAPSED.search(fact, start, end) or _AFTER.search(fact, q.span[1], end)
+                or (_AFTER_BEFORE.search(fact[start:q.span[0]]) and not re.search(r"\w", fact[q.span[1]:end])))
 
 
 def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stems: set[str], facts,
@@ -838,8 +874,9 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
                 stated_at = _stated_at(fact, fact_q, readings, now)
                 if stated_at != age_at:  # "I'm 71" (now) against an age on 21 September 2025
                     fact_iv = _shifted(fact_iv, stated_at - age_at)
-            clause = _clause(fact, fact_q.span)
-            if deadline and not _ELAPSED.search(clause):
+            start, end = _clause_span(fact, fact_q.span)
+            clause = fact[start:end]
+            if deadline and not _elapsed(fact, fact_q, start, end):
                 continue  # "been working there a year" says nothing of when the employer was told
             fact_stems = content_stems(clause)
             overlap = len(condition_stems & fact_stems)

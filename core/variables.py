@@ -445,8 +445,8 @@ WITHOUT_WORK = re.compile(r"\b(?:lost|lose|losing)\s+(?:my|our)\s+jobs?\b|\bunem
 def none_of_it(condition: str, facts: Sequence[str]) -> tuple[str, str] | None:
     """(fact, word) when the condition only caps a quantity ("work less than 16 hours a week", "savings
     of less than £16,000") and a fact in which the user denies, without a number of that kind, the very
-    thing capped ("I'm not working at all", "I'm 45 and I have no savings", "I lost my job last month"):
-    none of it is under any cap. The NLI model reads "not working" against "work less than 16 hours" as a
+    thing capped ("I'm not working at all", "I'm 45 and I have no savings", "I lost my job last month", "no
+    savings to speak of and I earn about £250 a week"): none of it is under any cap. The NLI model reads "not working" against "work less than 16 hours" as a
     contradiction."""
     bounds = [q for q in quantities.extract(condition) if q.relation != "=="]
     if not bounds or any(q.relation not in ("<", "<=") or q.kind not in CAN_BE_NONE for q in bounds) or \
@@ -454,11 +454,12 @@ def none_of_it(condition: str, facts: Sequence[str]) -> tuple[str, str] | None:
         return None
     # what is capped: the words just before the bound ("work | less than 16 hours", "savings of | less than")
     asserted = set().union(*(content_words(" ".join(condition[:q.span[0]].split()[-CAPPED_REACH:])) for q in bounds))
-    capped_kinds = {q.kind for q in bounds}
     for fact in facts:
         if not SAID_OF_SELF.match(fact) or UNSURE.search(fact) or \
-                any(q.kind in capped_kinds for q in quantities.extract(fact)):
-            continue  # a number of the capped kind is for arithmetic ("I work 10 hours"), an age is not
+                any(quantities.same_measure(q, bound) for q in quantities.extract(fact) for bound in bounds):
+            # a number of what is capped is for arithmetic ("I work 10 hours"); an age, or earnings under a
+            # cap on savings (a weekly amount against a sum held), are not
+            continue
         denied_sets = [denied for denied, _ in _negations(fact)]
         if WITHOUT_WORK.search(fact):
             denied_sets.append(content_words("work"))

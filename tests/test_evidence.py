@@ -337,6 +337,30 @@ def test_a_length_of_time_counts_its_units():
                         ["2008 Sichuan earthquake"]) is None  # "to" a distance is no date it runs until
 
 
+def test_the_noun_before_number_says_which_number():
+    """Helpers' fresh questions: "What's the phone number for the Winter Fuel Payment Centre?" had been
+    answered "66" (from "aged 66 or over") and Kestrel's "company registration number" "40"; a phone number
+    is in a sentence about a phone, and "the number of members" is still a count."""
+    sentences, title = doc_sentences("policy/winter_fuel_payment.md")
+    assert answer_value("What's the phone number for the Winter Fuel Payment Centre?", "NUMBER", sentences,
+                        [title] * len(sentences)) is None
+    sentences, title = doc_sentences("contracts/orrin_kestrel_nda.md")
+    assert answer_value("What is Kestrel Logistics' company registration number?", "NUMBER", sentences,
+                        [title] * len(sentences)) is None
+    assert answer_value("What is the number of members?", "NUMBER", ["The club has 40 members."], ["Club"]).value == "40"
+    assert answer_value("What is the room number of the club?", "NUMBER", ["The club meets in room number 12."],
+                        ["Club"]).value == "12"
+
+
+def test_how_often_is_no_date():
+    """A fresh question, "what month is it held?", had been answered "annual" (the model labels it a date)."""
+    title = ["Brightwater Festival"]
+    assert answer_value("What month is the Brightwater Festival held?", "DATE",
+                        ["The Brightwater Festival is an annual music festival."], title) is None
+    assert answer_value("When is the Brightwater Festival held?", "DATE",
+                        ["The Brightwater Festival is held every year in July."], title).value == "July"
+
+
 def test_answer_passages_are_the_first_two_kept_then_the_best_match_and_its_documents_others():
     from core.evidence import answer_passages
     from core.types import NliScores, PassageNli

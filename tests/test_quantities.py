@@ -145,6 +145,10 @@ def test_a_pronoun_asks_about_the_one_person_the_user_names_as_theirs(question, 
     # a window looked back over: at most so long ago
     ("you moved to the UK within the last 2 years", "I moved here 18 months ago.", "established"),
     ("you moved to the UK within the last 2 years", "I moved here 3 years ago.", "contradicted"),
+    # a helper's fresh question: years spent abroad before a move are no time since contributions were paid
+    ("have paid Calvera National Insurance contributions in the last 2 years",
+     "I'm 30 and moved back to Calvera in January after 6 years working in Norland.", None),
+    ("You must tell your employer that you are ill within 7 days", "I told my employer after 10 days.", "contradicted"),
 ])
 def test_a_time_limit_compares_only_with_how_long_ago_or_how_long_it_took(condition, fact, status):
     result = check(condition, [fact], reference_year=2026)
@@ -341,6 +345,18 @@ def test_durations_by_arithmetic(fact, status):
     assert verdict is not None and verdict.status == status, verdict
 
 
+@pytest.mark.parametrize("condition, status", [
+    ("have lived in Calvera for at least 3 years", "established"),
+    ("are aged 66 or over on 21 September 2025", "established"),
+])
+def test_each_year_is_read_by_the_words_said_of_it(condition, status):
+    """A helper's fresh question: with a birth year and a year of a move in one sentence, each gave both an
+    age and a duration, and the two disagreed, so neither bound was compared."""
+    fact = "I was born in 1950 and have lived in Calvera since 2019 - before that we were abroad."
+    verdict = quantities.check(condition, [fact], reference_year=2026)
+    assert verdict is not None and verdict.status == status, verdict
+
+
 def test_a_hyphenated_age_range_bounds_both_sides():
     assert quantities.check("I am aged 18-39 with breast symptoms", ["I am a twenty year old woman"]).status \
         == "established"
@@ -355,6 +371,10 @@ def test_content_stems_match_inflections_and_synonyms():
     assert quantities.content_stems("caring") == quantities.content_stems("cared")
     assert not quantities.content_stems("I'm looking for work") & quantities.content_stems("caring for someone")
     assert not quantities.content_stems("my car") & quantities.content_stems("caring for someone")
+    # a mum, a brother or a gran is a relative; a daughter is a child
+    assert quantities.content_stems("I rent my flat from my mum") & quantities.content_stems("your landlord is a close relative")
+    assert quantities.content_stems("my gran") == quantities.content_stems("my grandfather")
+    assert quantities.content_stems("my daughter") == quantities.content_stems("a child")
 
 
 @pytest.mark.parametrize("fact, status", [

@@ -490,6 +490,16 @@ def test_no_job_at_all_is_no_hours_of_work():
     assert variables.none_of_it("have savings of less than £16,000", ["We have 2 children and no savings."])
 
 
+def test_earnings_in_the_sentence_leave_no_savings_none():
+    """A helper's fresh question: a weekly wage is no sum held, so it does not stop "no savings" reading as
+    none; a sum held does, and so does a number of hours under an hours cap."""
+    savings = "have savings of less than £16,000"
+    fact = "I rent my flat from my mum, I've been there 2 years, no savings to speak of and I earn about £250 a week."
+    assert variables.none_of_it(savings, [fact]) == (fact, "saving")
+    assert variables.none_of_it(savings, ["I have no savings but my wife has £20,000."]) is None
+    assert variables.none_of_it("work less than 16 hours a week", ["I don't work much, about 20 hours a week."]) is None
+
+
 def test_a_user_not_working_meets_an_hours_cap_in_the_stage(monkeypatch):
     monkeypatch.setattr(nli, "predict", fake_nli({}))
     text = "You can get it if you meet all of the following:\n\n* are aged 18 or over\n* work less than 16 hours a week\n"
