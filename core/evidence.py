@@ -432,10 +432,14 @@ def _with_currency(value):
 
 def _initials(title: str) -> set[str]:
     """What a question may call a document by its initials: "NDA" for "Non-disclosure agreement 3",
-    "DWP" for "Department for Work and Pensions" (small words skipped or not), lower-cased."""
-    words = [w for w in re.split(r"[\s\-/]+", title) if w[:1].isalpha()]
-    return {"".join(w[0] for w in kept).lower() for kept in (words, [w for w in words if w.lower() not in STOPWORDS])
-            if len(kept) > 1}
+    "DWP" for "Department for Work and Pensions" (small words skipped or not), lower-cased; also the
+    initials of its last words ("NDA" for "Mutual Non-Disclosure Agreement"), three or more, and never
+    of what a parenthesis adds ("Non-Disclosure Agreement (One-Way)")."""
+    words = [w for w in re.split(r"[\s\-/]+", re.sub(r"\([^)]*\)", " ", title)) if w[:1].isalpha()]
+    content = [w for w in words if w.lower() not in STOPWORDS]
+    out = {"".join(w[0] for w in kept).lower() for kept in (words, content) if len(kept) > 1}
+    letters = "".join(w[0] for w in content).lower()
+    return out | {letters[k:] for k in range(1, len(letters) - 2)}
 
 
 # NLI-kept passages the answer is looked for in (the best matches: a value further down is seldom the answer)
@@ -556,9 +560,24 @@ FREQUENCY = re.compile(r"(?:annual(?:ly)?|yearly|monthly|weekly|daily|fortnightl
                        r"decade|century)s?)", re.I)
 
 
+# What makes a length of time a time: "three years later", "two days before the launch", "within 4 weeks",
+# "in the last 4 weeks", "the next 3 months".
+TIME_AFTER = frozenset("later earlier ago after before since".split())
+TIME_BEFORE = frozenset("within in after by from".split())
+TIME_FIRST = frozenset("last next past first coming following".split())
+
+
 def _when(ent) -> bool:
-    """A point or stretch of time, not how often something happens ("annual" for "What month is it held?")."""
-    return not FREQUENCY.fullmatch(ent.text.strip())
+    """A point or stretch of time, not how often something happens ("annual" for "What month is it held?")
+    nor how long ("one day", "age eight"), unless said relative to something ("three years later", "within
+    4 weeks", "the last 4 weeks")."""
+    if FREQUENCY.fullmatch(ent.text.strip()):
+        return False
+    doc = ent.doc
+    relative = ent[-1].lower_ in TIME_AFTER or any(t.lower_ in TIME_FIRST for t in ent[:2]) or \
+        (ent.end < len(doc) and doc[ent.end].lower_ in TIME_AFTER) or \
+        (ent.start > 0 and doc[ent.start - 1].lower_ in TIME_BEFORE | TIME_FIRST)
+    return relative or not (_counts_time(ent) or ent[0].lower_ == "age")
 
 
 def _lasts(ent) -> bool:
@@ -569,6 +588,12 @@ def _lasts(ent) -> bool:
     doc = ent.doc
     if ent.label_ == "DATE" and ent.start > 0 and doc[ent.start - 1].lower_ in ("until", "till", "through", "to"):
         return True  # not "amounted to 9 meters"
+    return _counts_time(ent)
+
+
+def _counts_time(ent) -> bool:
+    """The value counts units of time ("ten years", "a week", "a two-year term", "months")."""
+    doc = ent.doc
     for i in range(ent.start, min(ent.end + 2, len(doc))):
         unit = doc[i]
         if _stem(unit.lemma_) not in TIME_UNITS:

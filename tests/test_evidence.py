@@ -321,6 +321,22 @@ def test_a_document_called_by_its_initials_and_a_duration_that_names_a_unit():
                         ["Warranty"]).value == "2027"
 
 
+def test_an_nda_is_called_by_the_initials_of_its_titles_last_words():
+    """A fresh question, "How long does the NDA run for?": neither sample-KB NDA was found by its initials
+    ("Mutual Non-Disclosure Agreement"; "Non-Disclosure Agreement (One-Way)", whose parenthesis had added a
+    letter), so no sentence of either was about "the NDA"."""
+    from core.evidence import _initials
+    assert "nda" in _initials("Mutual Non-Disclosure Agreement")
+    assert _initials("Non-Disclosure Agreement (One-Way)") == {"nda"}
+    assert "dwp" in _initials("Department for Work and Pensions")
+    assert not _initials("Working Tax Credit") & {"tc", "c"}  # fewer than three letters name nothing
+    sentences, title = doc_sentences("contracts/orrin_kestrel_nda.md")
+    term = [s for s in sentences if s.startswith("8.")]  # the clause retrieval finds for it
+    found = answer_value("How long does the NDA run for?", "DURATION", term, [title] * len(term))
+    assert found is not None and found.value == "1 year"
+    assert answer_value("How long does the NDA run for?", "DURATION", term, ["Employment contract"] * len(term)) is None
+
+
 def test_a_length_of_time_counts_its_units():
     """A unit of time that only names a point ("your last working day") is no length: a fresh question,
     "how long will it take them to pay me?", had been answered "last working day"; "a week", "a two-year
@@ -352,11 +368,19 @@ def test_the_noun_before_number_says_which_number():
                         ["Club"]).value == "12"
 
 
-def test_how_often_is_no_date():
-    """A fresh question, "what month is it held?", had been answered "annual" (the model labels it a date)."""
+def test_how_often_or_how_long_is_no_date():
+    """Fresh questions, "what month is it held?", had been answered "annual" and "one day" (the model labels
+    both dates); a length said relative to something is a point in time."""
     title = ["Brightwater Festival"]
     assert answer_value("What month is the Brightwater Festival held?", "DATE",
                         ["The Brightwater Festival is an annual music festival."], title) is None
+    assert answer_value("What month is the Brightwater Festival held?", "DATE",
+                        ["The first Brightwater Festival lasted one day."], title) is None
+    assert answer_value("When was the Brightwater Festival first held?", "DATE",
+                        ["The Brightwater Festival was first held three years later."], title).value == "three years later"
+    # the train KB's "When should I expect to be paid?" is answered by a time to wait
+    assert answer_value("When will the Brightwater Festival pay me?", "DATE",
+                        ["The Brightwater Festival pays you within 4 weeks."], title).value == "4 weeks"
     assert answer_value("When is the Brightwater Festival held?", "DATE",
                         ["The Brightwater Festival is held every year in July."], title).value == "July"
 
