@@ -390,6 +390,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
         kind_stems = {_stem(w) for w in MEASURE_WORDS[measure]}
     relation = {_stem(t.lemma_) for t in q_doc if _content(t) and _stem(t.text) not in names} - kind_stems
     counted, named = _counted_noun(q_doc)
+    unit = (m.group(1).lower() if (m := ASKED_UNIT.search(question)) else "") if answer_type == "DATE" else ""
     if answer_type == "NUMBER" and counted in TIME_UNITS:
         wanted = wanted | {"DATE", "TIME"}
     bearing = [i for i, doc in enumerate(s_docs) if relation & _words(doc)]
@@ -401,11 +402,11 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
             continue  # about another entity
         if kind_stems and not kind_stems & words:
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
-        values = [e for e in doc.ents if (e.label_ in wanted or _named_place(e, answer_type))
+        values = [e for e in (*doc.ents, *_months(doc, unit)) if (e.label_ in wanted or _named_place(e, answer_type))
                   and plain(e.text) not in question_low
                   and not _only_names(e, names) and (not counted or _counts(e, counted, named, kind_stems))
                   and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))
-                  and (answer_type != "DATE" or _when(e))]
+                  and (answer_type != "DATE" or (_when(e) and _in_asked_unit(e, unit)))]
         if not values:
             continue
         anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]
@@ -565,6 +566,34 @@ FREQUENCY = re.compile(r"(?:annual(?:ly)?|yearly|monthly|weekly|daily|fortnightl
 TIME_AFTER = frozenset("later earlier ago after before since".split())
 TIME_BEFORE = frozenset("within in after by from".split())
 TIME_FIRST = frozenset("last next past first coming following".split())
+
+
+# "What year …?", "In which month …?": the unit the date asked for is given in, and what a value in it looks like
+ASKED_UNIT = re.compile(r"\b(?:what|which)\s+(year|month|century|decade)\b", re.I)
+_MONTHS = ("january february march april may june july august september october november december "
+           "jan feb mar apr jun jul aug sep sept oct nov dec")
+IN_UNIT = {
+    "year": re.compile(r"\b\d{3,4}s?\b"),
+    "month": re.compile(r"\b(?:" + "|".join(_MONTHS.split()) + r")\b", re.I),
+    "century": re.compile(r"\bcentur(?:y|ies)\b|\b\d{2}00s\b", re.I),
+    "decade": re.compile(r"\b\d{2,4}0s\b|\b(?:twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)\b",
+                         re.I),
+}
+
+
+def _in_asked_unit(ent, unit: str) -> bool:
+    """A value gives the date in the unit asked for: a year for "What year …?" ("1958", not "one day"), a
+    month for "What month …?" ("July", "14 May 1958"; not "1965")."""
+    return not unit or bool(IN_UNIT[unit].search(ent.text))
+
+
+def _months(doc, unit: str) -> list:
+    """For "What month …?", the month names the model left out of its dates ("held every July"), as dates."""
+    if unit != "month":
+        return []
+    from spacy.tokens import Span  # spaCy is loaded with the models, not on import
+    return [Span(doc, t.i, t.i + 1, label="DATE") for t in doc
+            if t.pos_ == "PROPN" and not t.ent_type_ and IN_UNIT["month"].fullmatch(t.text)]
 
 
 def _when(ent) -> bool:

@@ -353,6 +353,19 @@ def test_a_length_of_time_counts_its_units():
                         ["2008 Sichuan earthquake"]) is None  # "to" a distance is no date it runs until
 
 
+def test_a_date_asked_in_a_unit_is_given_in_it():
+    """A fresh question, "what month is it held?", had been answered "1965" and then nothing: the model
+    leaves "July" of "held every July" out of its dates. A year is asked in years, a month in months."""
+    title = ["Brightwater Festival"] * 2
+    sentences = ["The Brightwater Festival was founded in 1965.",
+                 "The Brightwater Festival is an annual music festival held every July on the river meadows."]
+    assert answer_value("What month is the Brightwater Festival held?", "DATE", sentences, title).value == "July"
+    assert answer_value("What year was the Brightwater Festival founded?", "DATE", sentences, title).value == "1965"
+    assert answer_value("What month was the Brightwater Festival founded?", "DATE", sentences[:1], title[:1]) is None
+    assert answer_value("What month is the Brightwater Festival held?", "DATE",
+                        ["The Brightwater Festival may be moved."], title[:1]) is None  # "may" is no month
+
+
 def test_the_noun_before_number_says_which_number():
     """Helpers' fresh questions: "What's the phone number for the Winter Fuel Payment Centre?" had been
     answered "66" (from "aged 66 or over") and Kestrel's "company registration number" "40"; a phone number
