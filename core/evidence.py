@@ -411,7 +411,8 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
             continue
         anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]
         anchors_names = [t.i for t in doc if _stem(t.text) in names]
-        best = min(values, key=lambda e: (_distance(e, anchors_relation, len(doc)),
+        verbs = [doc[a] for a in anchors_relation if doc[a].pos_ in ("VERB", "AUX")]
+        best = min(values, key=lambda e: (not _governed(e, verbs), _distance(e, anchors_relation, len(doc)),
                                           _distance(e, anchors_names, len(doc))))
         return AnswerValue(i, re.sub(r"['\u2019]s?$", "", _with_currency(best).text), best.label_)
     return None
@@ -642,6 +643,18 @@ def _only_names(ent, names: set[str]) -> bool:
 def _named_place(ent, answer_type: str) -> bool:
     return (answer_type == "PLACE" and ent.label_ in ("PERSON", "ORG") and ent.start > 0
             and ent.doc[ent.start - 1].lower_ in PLACE_PREPOSITIONS)
+
+
+def _governed(ent, verbs) -> bool:
+    """The value is said with an asked verb: in its phrase, not a clause beside it ("patented in Calvera
+    in 1880", not the 1879 of "invented in 1879 and patented …")."""
+    return any(ent.root in _own_phrase(v) for v in verbs)
+
+
+def _own_phrase(verb) -> set:
+    """The verb's words without the clauses coordinated with it or embedded in it."""
+    return {t for t in verb.subtree} - {t for c in verb.children if c.dep_ in ("conj", "ccomp", "advcl", "relcl")
+                                         for t in c.subtree}
 
 
 def _distance(ent, anchors: list[int], far: int) -> int:

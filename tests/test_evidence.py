@@ -353,6 +353,18 @@ def test_a_length_of_time_counts_its_units():
                         ["2008 Sichuan earthquake"]) is None  # "to" a distance is no date it runs until
 
 
+@pytest.mark.parametrize("question, value", [
+    ("In which year was the Greer valve patented?", "1880"),
+    ("When was the Greer valve invented?", "1879"),
+])
+def test_the_value_is_the_one_said_with_the_asked_verb(question, value):
+    """Sample KB: "invented by Anselm Greer in 1879 and patented in Calvera in 1880" — the 1879 is nearer
+    "patented" by words, but it is said of the invention, in a clause coordinated with the patent's."""
+    sentence = "It was invented by Anselm Greer in 1879 and patented in Calvera in 1880."
+    found = answer_value(question, "DATE", [sentence], ["Greer valve"])
+    assert found is not None and found.value == value
+
+
 def test_a_date_asked_in_a_unit_is_given_in_it():
     """A fresh question, "what month is it held?", had been answered "1965" and then nothing: the model
     leaves "July" of "held every July" out of its dates. A year is asked in years, a month in months."""
