@@ -446,8 +446,8 @@ def none_of_it(condition: str, facts: Sequence[str]) -> tuple[str, str] | None:
     """(fact, word) when the condition only caps a quantity ("work less than 16 hours a week", "savings
     of less than £16,000") and a fact in which the user denies, without a number of that kind, the very
     thing capped ("I'm not working at all", "I'm 45 and I have no savings", "I lost my job last month", "no
-    savings to speak of and I earn about £250 a week"): none of it is under any cap. The NLI model reads "not working" against "work less than 16 hours" as a
-    contradiction."""
+    savings to speak of and I earn about £250 a week"): none of it is under any cap. The NLI model reads "not
+    working" against "work less than 16 hours" as a contradiction."""
     bounds = [q for q in quantities.extract(condition) if q.relation != "=="]
     if not bounds or any(q.relation not in ("<", "<=") or q.kind not in CAN_BE_NONE for q in bounds) or \
             NEGATION.search(condition):

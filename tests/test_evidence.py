@@ -388,7 +388,8 @@ def test_the_noun_before_number_says_which_number():
     sentences, title = doc_sentences("contracts/orrin_kestrel_nda.md")
     assert answer_value("What is Kestrel Logistics' company registration number?", "NUMBER", sentences,
                         [title] * len(sentences)) is None
-    assert answer_value("What is the number of members?", "NUMBER", ["The club has 40 members."], ["Club"]).value == "40"
+    assert answer_value("What is the number of members?", "NUMBER", ["The club has 40 members."],
+                        ["Club"]).value == "40"
     assert answer_value("What is the room number of the club?", "NUMBER", ["The club meets in room number 12."],
                         ["Club"]).value == "12"
 
@@ -402,7 +403,8 @@ def test_how_often_or_how_long_is_no_date():
     assert answer_value("What month is the Brightwater Festival held?", "DATE",
                         ["The first Brightwater Festival lasted one day."], title) is None
     assert answer_value("When was the Brightwater Festival first held?", "DATE",
-                        ["The Brightwater Festival was first held three years later."], title).value == "three years later"
+                        ["The Brightwater Festival was first held three years later."],
+                        title).value == "three years later"
     # the train KB's "When should I expect to be paid?" is answered by a time to wait
     assert answer_value("When will the Brightwater Festival pay me?", "DATE",
                         ["The Brightwater Festival pays you within 4 weeks."], title).value == "4 weeks"

@@ -372,7 +372,8 @@ def test_content_stems_match_inflections_and_synonyms():
     assert not quantities.content_stems("I'm looking for work") & quantities.content_stems("caring for someone")
     assert not quantities.content_stems("my car") & quantities.content_stems("caring for someone")
     # a mum, a brother or a gran is a relative; a daughter is a child
-    assert quantities.content_stems("I rent my flat from my mum") & quantities.content_stems("your landlord is a close relative")
+    assert quantities.content_stems("I rent my flat from my mum") & \
+        quantities.content_stems("your landlord is a close relative")
     assert quantities.content_stems("my gran") == quantities.content_stems("my grandfather")
     assert quantities.content_stems("my daughter") == quantities.content_stems("a child")
 
