@@ -26,7 +26,7 @@ import numpy as np
 from core import models
 from core.claims import MEASURE_NOUNS
 from core.nli import premise_sentences
-from core.quantities import without_repeated_digits
+from core.quantities import MONTH_RE, without_repeated_digits
 from core.text import STOPWORDS, headings, plain, sentence_kind, split_sentences
 from core.types import (AnswerChoice, EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         PassageNli, RetrievedPassage, Sentence)
@@ -411,8 +411,9 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
             continue
         anchors_relation = [t.i for t in doc if {_stem(t.text), _stem(t.lemma_)} & (relation | kind_stems)]
         anchors_names = [t.i for t in doc if _stem(t.text) in names]
-        verbs = [doc[a] for a in anchors_relation if doc[a].pos_ in ("VERB", "AUX")]
-        best = min(values, key=lambda e: (not _governed(e, verbs), _distance(e, anchors_relation, len(doc)),
+        phrases = [_own_phrase(doc[a]) for a in anchors_relation if doc[a].pos_ in ("VERB", "AUX")]
+        best = min(values, key=lambda e: (not any(e.root in p for p in phrases),  # said with an asked verb
+                                          _distance(e, anchors_relation, len(doc)),
                                           _distance(e, anchors_names, len(doc))))
         return AnswerValue(i, re.sub(r"['\u2019]s?$", "", _with_currency(best).text), best.label_)
     return None
@@ -571,11 +572,9 @@ TIME_FIRST = frozenset("last next past first coming following".split())
 
 # "What year …?", "In which month …?": the unit the date asked for is given in, and what a value in it looks like
 ASKED_UNIT = re.compile(r"\b(?:what|which)\s+(year|month|century|decade)\b", re.I)
-_MONTHS = ("january february march april may june july august september october november december "
-           "jan feb mar apr jun jul aug sep sept oct nov dec")
 IN_UNIT = {
     "year": re.compile(r"\b\d{3,4}s?\b"),
-    "month": re.compile(r"\b(?:" + "|".join(_MONTHS.split()) + r")\b", re.I),
+    "month": re.compile(rf"\b{MONTH_RE}\b", re.I),
     "century": re.compile(r"\bcentur(?:y|ies)\b|\b\d{2}00s\b", re.I),
     "decade": re.compile(r"\b\d{2,4}0s\b|\b(?:twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)\b",
                          re.I),
@@ -645,14 +644,9 @@ def _named_place(ent, answer_type: str) -> bool:
             and ent.doc[ent.start - 1].lower_ in PLACE_PREPOSITIONS)
 
 
-def _governed(ent, verbs) -> bool:
-    """The value is said with an asked verb: in its phrase, not a clause beside it ("patented in Calvera
-    in 1880", not the 1879 of "invented in 1879 and patented …")."""
-    return any(ent.root in _own_phrase(v) for v in verbs)
-
-
 def _own_phrase(verb) -> set:
-    """The verb's words without the clauses coordinated with it or embedded in it."""
+    """The verb's words without the clauses coordinated with it or embedded in it: a value said with the verb
+    is in it ("patented in Calvera in 1880", not the 1879 of "invented in 1879 and patented …")."""
     return {t for t in verb.subtree} - {t for c in verb.children if c.dep_ in ("conj", "ccomp", "advcl", "relcl")
                                          for t in c.subtree}
 

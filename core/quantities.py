@@ -88,7 +88,8 @@ _CURRENCY = {"£": "£", "pound": "£", "pounds": "£", "quid": "£", "gbp": "£
              "dollars": "$", "usd": "$", "€": "€", "euro": "€", "euros": "€", "eur": "€"}
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
                 "september", "october", "november", "december")
-_MONTH_RE = r"(?:" + "|".join(_MONTH_NAMES) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?"
+# a month's name or its abbreviation ("July", "Sept."), as a regular expression
+MONTH_RE = r"(?:" + "|".join(_MONTH_NAMES) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?"
 
 _RELATIONS = {
     ">=": ("at least", "a minimum of", "minimum of", "no less than", "not less than", "no fewer than",
@@ -346,7 +347,7 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         return _finish(text, low, value * _MONTHS[name], "duration", "months", rel, start, end, negated, "")
 
     if m.group("digits") and len(m.group("digits")) == 4 and 1900 <= value <= 2100:
-        month = re.search(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+)?\b({_MONTH_RE})\s*(?:(\d{{1,2}})(?:st|nd|rd|th)?)?,?\s*$",
+        month = re.search(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+)?\b({MONTH_RE})\s*(?:(\d{{1,2}})(?:st|nd|rd|th)?)?,?\s*$",
                           before)
         fraction = 0.0
         if month:
@@ -409,7 +410,7 @@ def _value(m: re.Match) -> tuple[float, bool]:
 def _is_day_of_month(before: str, after: str, value: float, m: re.Match) -> bool:
     if not m.group("digits") or value > 31 or "." in m.group("digits"):
         return False
-    return bool(re.match(rf"\s*(?:of\s+)?{_MONTH_RE}\b", after) or re.search(rf"\b{_MONTH_RE}\s*$", before))
+    return bool(re.match(rf"\s*(?:of\s+)?{MONTH_RE}\b", after) or re.search(rf"\b{MONTH_RE}\s*$", before))
 
 
 def _pre_relation(before: str) -> tuple[str, int]:
