@@ -100,7 +100,65 @@ def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str,
         if key not in titles:
             titles[key] = set(tokens)
             shown[key] = title
-    return tuple(shown[k] for k in _told_apart(question_terms, titles))
+    documents = tuple(shown[k] for k in _told_apart(question_terms, titles))
+    return documents if len(documents) > 1 else instances(question, passages) or documents
+
+
+# Words that single out one of several things of a kind ("her first novel", "the latest album")
+SINGLING_OUT = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|debut|last|latest|final|"
+                r"next|new|newest|previous|earlier|later|original|current|former|only|main|best-known|biggest|"
+                r"largest|oldest|tallest|longest|earliest|highest)")
+# A possessive or definite determiner a question refers to one thing of a kind with ("the pale lanterns
+# album", "Isolde Fenn's novel", "her novel"); not a wh-word's or pronoun's contraction ("what's the fare")
+REFERRING = re.compile(r"\b(?:the|this|that|her|his|their|its|"
+                       r"(?!(?:what|who|where|how|when|why|it|that|there|here|he|she|let)'s)\w+'s?)\s+")
+# A name given to one of them: "the album Low Water", "debut album, Saltwork", "her first novel, The Tide Clerk"
+_INSTANCE_NAME = r"\"?[A-Z][\w'-]*(?:\s+(?:(?:of|the|upon|on|and|in)\s+)?[A-Z][\w'-]*)*\"?"
+# Words that restrict a noun to one thing after it ("the album called …", "the album that …", "the novel 1961")
+RESTRICTED_AFTER = re.compile(r"\s+(?:[A-Z\d\"]|called\b|named\b|titled\b|that\b|which\b|who\b|whose\b|where\b)")
+# Saying "them" in the plural: "her later novels", "their six albums"
+_SEVERAL = r"(?:her|his|their|its|several|two|three|four|five|six|seven|eight|nine|ten|many|other|later|earlier|both|\d+)"
+
+
+def _instances_named(noun: str, text: str) -> list[str]:
+    """The distinct things of kind ``noun`` a document names, each by its name or the word that singles it
+    out ("Saltwork", "the sixth album", "Low Water"), and "another <noun>" when it speaks of them in the
+    plural ("her later novels")."""
+    found: list[str] = []
+    for m in re.finditer(rf"(?:\b({SINGLING_OUT})\s+(?:[a-z]\w*\s+)?)?\b{noun}\b(?:,?[ ]+({_INSTANCE_NAME}))?", text):
+        label = m.group(2).strip('"') if m.group(2) else (f"the {m.group(1)} {noun}" if m.group(1) else "")
+        if label and label not in found:
+            found.append(label)
+    plural = f"{noun[:-1]}ies" if noun.endswith("y") else f"{noun}es" if noun.endswith(("s", "x", "ch", "sh")) else f"{noun}s"
+    if re.search(rf"\b{_SEVERAL}\s+(?:[a-z]\w*\s+)?{plural}\b", text):
+        found.append(f"another {noun}")
+    return found
+
+
+def instances(question: str, passages) -> tuple[str, ...]:
+    """The things of one kind the top document names several of, when the question refers to one of them
+    by that kind alone ("What year did the Pale Lanterns album come out?" of a band with a debut album,
+    Saltwork, a sixth, and Low Water; "Isolde Fenn's novel" of a writer with three): they would answer
+    differently, so the question has several referents within the one document. A word that singles one
+    out ("her first novel"), a name after the noun ("the album Low Water") or a restricting clause ("the
+    album that …") leaves one; so does a question naming one of them."""
+    if not passages:
+        return ()
+    question = straight_quotes(question)
+    top = passages[0].passage.doc_id
+    text = straight_quotes(" ".join(p.passage.text for p in passages if p.passage.doc_id == top))
+    for m in REFERRING.finditer(question):
+        after = question[m.end():]
+        words = re.match(r"(?:[a-z][\w-]*(?:\s+|$))*", after).group(0).split()[:4]
+        for k, noun in enumerate(words):
+            if re.fullmatch(SINGLING_OUT, noun) or noun in STOPWORDS or len(noun) < 3:
+                break
+            if not noun.islower() or RESTRICTED_AFTER.match(after[after.index(noun) + len(noun):]):
+                continue
+            found = _instances_named(noun, text)
+            if len(found) >= 2 and not any(label.lower() in question.lower() for label in found):
+                return tuple(found)
+    return ()
 
 
 def _told_apart(question_terms: set[str], titles: Mapping[str, set[str]]) -> list[str]:

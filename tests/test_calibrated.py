@@ -153,6 +153,46 @@ def test_documents_of_the_named_kind_beyond_the_retrieved_ones_are_referents_too
     assert calibrated.features(replace(trace, rivals=(rival,)))["referents"] == 2.0
 
 
+def _document(doc_id: str, title: str, text: str) -> tuple[RetrievedPassage, ...]:
+    """One document of the sample knowledge base, retrieved as a single passage."""
+    passage = Passage(id=f"{doc_id}#0", doc_id=doc_id, title=title, text=text, start=0, end=len(text))
+    return (RetrievedPassage(passage, 1, 0.5, 1.0, 1.0, 0.9),)
+
+
+BAND = _document("encyclopedia/pale_lanterns", "The Pale Lanterns", (
+    "The Pale Lanterns are a Calveran folk-rock band formed in Harlow in 1979. The band's debut album, Saltwork, "
+    "was released in 1982. The Pale Lanterns headlined the first Brightwater Festival in 1985. After their sixth "
+    "album the group took a long break, starting in 1996. They reunited in 2011 and released the album Low Water "
+    "in 2014."))
+NOVELIST = _document("encyclopedia/isolde_fenn", "Isolde Fenn", (
+    "Isolde Fenn (1933–2008) was a Calveran novelist, born in Varnholm. She is best known for her first novel, "
+    "The Tide Clerk. The Tide Clerk was published in 1961. Her later novels include A House Upon the Ost (1970) "
+    "and Winter Ledger (1984)."))
+
+
+@pytest.mark.parametrize("question, passages, expected", [
+    # sample-KB questions a helper wrote from the documents alone, labelled ASK ("which album?")
+    ("what year did the pale lanterns album come out? my dad has it on vinyl", BAND,
+     ("the debut album", "the sixth album", "Low Water")),
+    ("What year was Isolde Fenn's novel published?", NOVELIST, ("The Tide Clerk", "another novel")),
+])
+def test_a_kind_the_top_document_names_several_of_is_several_referents_within_it(question, passages, expected):
+    found = referents(question, passages)
+    assert len(found) >= 2 and set(found) & set(expected)
+
+
+@pytest.mark.parametrize("question, passages", [
+    ("When was the band's debut album released?", BAND),  # a word singles one out
+    ("When was the album Low Water released?", BAND),  # the name after the noun
+    ("When did the band release Saltwork?", BAND),  # names one; "the band" is one thing
+    ("What year was her first novel published?", NOVELIST),
+    ("When was the novel The Tide Clerk published?", NOVELIST),
+    ("What's the fare on the Northline?", BAND),  # a wh-word's contraction refers to nothing
+])
+def test_a_question_that_singles_one_out_has_one_referent(question, passages):
+    assert len(referents(question, passages)) == 1
+
+
 def test_with_probabilities_fills_every_calibrated_signal_without_touching_the_rest():
     c = {name: _calibrator(name=name, features=("dense_top", "coverage"), mean=(0.0, 0.0), scale=(1.0, 1.0))
          for name in calibrated.PROBABILITIES}
