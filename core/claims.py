@@ -52,6 +52,8 @@ NOUN_TYPE = {
     "person": "PERSON", "engineer": "PERSON", "architect": "PERSON", "founder": "PERSON",
     "author": "PERSON", "designer": "PERSON", "captain": "PERSON", "composer": "PERSON",
 }
+# What is measured in time: "how much notice" asks for a length of time ("30 days' written notice").
+TIME_NOUNS = frozenset({"time", "notice", "warning"})
 # Units of time: "how many years" asks for a duration ("7 years"), not a date.
 TIME_UNITS = frozenset("second minute hour day week fortnight month year decade century".split())
 
@@ -346,7 +348,7 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         else:
             answer_type = NOUN_TYPE.get(lemma, answer_type)
         if wh == "how much" and tokens[head].pos_ == "NOUN" and lemma not in NOUN_TYPE and lemma not in MONEY_NOUNS:
-            answer_type = "DURATION" if lemma == "time" else "MEASURE"
+            answer_type = "DURATION" if lemma in TIME_NOUNS else "MEASURE"
         start = end
         plural = tokens[head].tag_ in ("NNS", "NNPS") and wh in ("what", "which")  # "Which documents …"
         target = {"how many": f"a number of {noun} that", "how much": f"an amount of {noun} that",
@@ -516,6 +518,17 @@ def _predicate_follows(tokens) -> bool:
         head is not None and head + 1 < len(words) and words[head + 1].lower_ == "of")
 
 
+def _said_of_the_subject(tokens) -> bool:
+    """A copular question says something of its subject after it: a participle the "is" is the auxiliary of
+    ("is Kestrel still bound", "is the ferry closed"), or an adjective after the subject's noun ("is the
+    permit valid", "is the bridge open to traffic"), not one before a noun ("the main arch")."""
+    if tokens[2].dep_ != "ROOT":
+        return True
+    return any(t.tag_ == "JJ" and tokens[k - 1].pos_ in ("NOUN", "PROPN")
+               and (k + 1 == len(tokens) or tokens[k + 1].pos_ not in ("NOUN", "PROPN", "ADJ"))
+               for k, t in enumerate(tokens) if k > 3)
+
+
 def _measure(tokens) -> Claim | None:
     """"How tall is the Arden Lighthouse?" → "There exists a height for the Arden Lighthouse." (a
     measurement of a thing; "How long is the payment made for?" stays a duration, and "How old
@@ -523,6 +536,8 @@ def _measure(tokens) -> Claim | None:
     if len(tokens) < 4 or tokens[0].lower_ != "how" or tokens[1].lower_ not in MEASURE_NOUNS \
             or tokens[2].lemma_ != "be" or tokens[-2].pos_ == "ADP" or tokens[-1].pos_ == "ADP":
         return None
+    if tokens[1].lower_ == "long" and _said_of_the_subject(tokens):
+        return None  # "How long is Kestrel still bound by it?", "How long is the permit valid?": a duration
     noun = MEASURE_NOUNS[tokens[1].lower_]
     answer_type = "NUMBER" if noun == "age" else "MEASURE"
     return Claim(text=_sentence(f"There exists {voice.indefinite(noun)} {noun} for {_join(tokens[3:])}"),

@@ -405,7 +405,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
         values = [e for e in (*doc.ents, *_months(doc, unit)) if (e.label_ in wanted or _named_place(e, answer_type))
                   and plain(e.text) not in question_low
                   and not _only_names(e, names) and (not counted or _counts(e, counted, named, kind_stems))
-                  and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))
+                  and not _clause_number(e) and _unit_fits(e, measure) and (answer_type != "DURATION" or _lasts(e))
                   and (answer_type != "DATE" or (_when(e) and _in_asked_unit(e, unit)))]
         if not values:
             continue
@@ -607,6 +607,17 @@ def _when(ent) -> bool:
         (ent.end < len(doc) and doc[ent.end].lower_ in TIME_AFTER) or \
         (ent.start > 0 and doc[ent.start - 1].lower_ in TIME_BEFORE | TIME_FIRST)
     return relative or not (_counts_time(ent) or ent[0].lower_ == "age")
+
+
+# A number that opens a clause of a contract or a rule ("7.2 Either Party may terminate …", "3. Term")
+CLAUSE_NUMBER = re.compile(r"\d+(?:\.\d+)+\.?|\d+\.")
+
+
+def _clause_number(ent) -> bool:
+    """The number of the clause the sentence is, not a value it states: "7.2" is no answer to "How much
+    notice must either party give?", the "30 days" of "7.2 Either Party may terminate this Agreement
+    earlier by giving 30 days' written notice" is."""
+    return ent.start == 0 and bool(CLAUSE_NUMBER.fullmatch(ent.text))
 
 
 def _lasts(ent) -> bool:

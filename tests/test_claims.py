@@ -131,6 +131,7 @@ def test_empty_question_is_refused(build):
 @pytest.mark.parametrize("question, answer_type", [
     ("How much storage did the U2 special edition iPod have?", "MEASURE"),  # SQuAD train: "30GB"
     ("How much time do I have to appeal?", "DURATION"),
+    ("How much notice does either side have to give to end the NDA early?", "DURATION"),  # "30 days' notice"
     ("How much money can I get?", "MONEY"),
     ("How much rent do I pay?", "MONEY"),
     ("How much Child Benefit can I get?", "MONEY"),  # a scheme's name
@@ -207,6 +208,20 @@ def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_typ
 def test_a_fronted_preposition_or_a_scene_after_the_wh_phrase(build, question, text, answer_type):
     claim = build(question)
     assert (claim.text, claim.answer_type) == (text, answer_type)
+
+
+@pytest.mark.parametrize("question, answer_type", [
+    # helper-written sample-KB questions: something said of the subject makes "how long" a length of time
+    ("Once the Orrin Robotics / Kestrel Logistics NDA expires, how long is Kestrel still bound by its "
+     "confidentiality obligations?", "DURATION"),  # had been answered "40", the number of a street
+    ("How long is the permit valid?", "DURATION"),
+    ("How long is the bridge open to traffic?", "DURATION"),
+    # … and a thing's length stays a length
+    ("How long is the Harlow Bridge?", "MEASURE"),
+    ("How long is the main arch on the bridge in Harlow?", "MEASURE"),
+])
+def test_how_long_is_a_duration_when_something_is_said_of_the_subject(build, question, answer_type):
+    assert build(question).answer_type == answer_type
 
 
 @pytest.mark.parametrize("question, answer_type", [

@@ -180,6 +180,22 @@ def test_the_value_asked_for_is_the_one_nearest_the_asked_relation(question, ans
     assert value in sentences[found.index]  # the cited sentence holds the value
 
 
+NOTICE = "How much notice does either side have to give to end the Brightline–Harrowgate NDA early?"
+
+
+@pytest.mark.parametrize("answer_type, value", [
+    ("DURATION", "30 days"),  # what "how much notice" asks for (core.claims.TIME_NOUNS)
+    ("MEASURE", None),  # the clauses' numbers measure nothing
+])
+def test_a_clause_number_is_no_value_of_the_clause(answer_type, value):
+    """A helper-written sample-KB question: "7.2 Either Party may terminate this Agreement earlier by giving 30
+    days' written notice" had been answered "5.2" (the number of another clause that mentions notice)."""
+    sentences, title = doc_sentences("contracts/brightline_harrowgate_mutual_nda.md")
+    found = answer_value(NOTICE, answer_type, sentences, [title] * len(sentences))
+    assert (found and found.value) == value
+    assert found is None or "30 days' written notice" in sentences[found.index]
+
+
 @pytest.mark.parametrize("question, answer_type, document", [
     ("How many robots does Orrin Robotics make?", "NUMBER", "contracts/orrin_kestrel_nda.md"),
     ("What is the population of Tessby?", "NUMBER", "encyclopedia/tessby.md"),
