@@ -353,6 +353,10 @@ class AbstainAgent:
         elif decision.rule == "unknown_name":
             names = " or ".join(f"“{name}”" for name in calibrated.unknown_names(trace))
             reason += f": no passage retrieved for it mentions {names or 'what it names'}."
+        elif decision.rule == "value_of_another":
+            names = " or ".join(f"“{name}”" for name in calibrated.rivalled_names(trace))
+            reason += (f": the value found, in “{trace.answer.sentence if trace.answer else ''}”, is said of "
+                       f"something else than {names or 'what it names'}.")
         elif decision.rule == "low_sufficiency":
             reason += (f": no passage supports “{trace.claim.text}” "
                        f"(best entailment {trace.signals.sufficiency:.2f}).")

@@ -315,6 +315,31 @@ def asked_found(trace: Trace) -> float:
     return best
 
 
+def rivalled_names(trace: Trace) -> tuple[str, ...]:
+    """The names of two words or more the question gives that the sentence giving the answer's value (read with
+    its passage's title) does not say, while it says a rival: a name with the same head word and other words
+    ("How much is Maternity Allowance a week?" answered from "Carer's Allowance is £81.90 a week"; the
+    Yongle Emperor asked of, the Hongwu Emperor said). The value is another thing's. A shorter or longer form
+    of the name ("Lee" for Harper Lee, "the University of Notre Dame" for Notre Dame) is no rival. None without
+    a value to give."""
+    if not trace.passages or trace.answer is None or not trace.answer.value:
+        return ()
+    passage = next((p.passage for p in trace.passages if p.passage.id == trace.answer.passage_id),
+                   trace.passages[0].passage)
+    around = straight_quotes(f"{trace.answer.sentence} . {passage.title}")
+
+    def words(name: str) -> tuple[str, ...]:
+        return tuple(w.removesuffix("s") for w in _name_key(name).split() if w not in STOPWORDS)
+
+    def rivals(asked: tuple[str, ...], other: tuple[str, ...]) -> bool:
+        """The same head word ("Allowance", "Emperor"), and each with a word the other lacks."""
+        return bool(asked and other) and asked[-1] == other[-1] and bool(set(asked) - set(other)) \
+            and bool(set(other) - set(asked))
+    said = {words(m.group(0)) for m in MULTIWORD_NAME.finditer(around)}
+    return tuple(name for name in multiword_names(trace.query.question)
+                 if (asked := words(name)) not in said and any(rivals(asked, other) for other in said))
+
+
 def unaddressed(trace: Trace, share: float = 0.5) -> int:
     """Conditions nothing the user said touches: no answered follow-up, scenario sentence or the question
     itself shares ``share`` of the condition's content words (a follow-up asked about it is a paraphrase)."""
@@ -629,6 +654,7 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     n_described = len(described(trace.query.question, trace.passages, trace.query.scenario))
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
                       n_described=n_described, n_unknown_names=len(unknown_names(trace)),
+                      n_rivalled_names=len(rivalled_names(trace)),
                       statement=int(values["yes_no_claim"] and not values["personal"]),
                       yes_no=int(values["yes_no_claim"]), has_scenario=int(values["scenario_words"] > 0),
                       conditions_met=int(all_required_met(trace.variables.conditions)), **probs)

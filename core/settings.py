@@ -254,6 +254,9 @@ SETTINGS: tuple[Setting, ...] = (
           "Several documents match equally and the question names none of them."),
     _rule("unknown_name", "Rule: unknown name → ABSTAIN",
           "A wh-question names something (a name of two words or more) that no retrieved passage mentions."),
+    _rule("value_of_another", "Rule: value of another thing → ABSTAIN",
+          "The sentence giving the answer's value names a rival of a name the question gives (\"Carer's "
+          "Allowance\" for \"Maternity Allowance\"): the value is another thing's."),
     _rule("condition_open", "Rule: condition open → ASK", "Calibrated P(condition open) above its threshold."),
     _rule("fact_absent", "Rule: fact absent → ABSTAIN", "Calibrated P(fact stated) below its threshold."),
     _rule("conflict_topic", "Rule: topic conflict → ASK",

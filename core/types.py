@@ -181,6 +181,9 @@ class Signals:
     # names of two words or more a wh-question gives and no retrieved passage mentions ("Twilight Kondo";
     # ``core.calibrated.unknown_names``)
     n_unknown_names: int = 0
+    # names of two words or more the question gives of which the sentence giving the answer's value says a
+    # rival ("Maternity Allowance" answered from "Carer's Allowance is …"; ``core.calibrated.rivalled_names``)
+    n_rivalled_names: int = 0
     # 1 when the claim is a statement to check (a contract's "Receiving Party shall …", a yes/no question not
     # about the asker), not a question for a value or about the asker's circumstances
     statement: int = 0

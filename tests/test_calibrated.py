@@ -577,3 +577,47 @@ def test_real_the_asked_relation_is_found_for_a_stated_fact_and_not_for_an_unsta
     stated = calibrated.features(sample_pipeline.analyze(make_query("When did the Harlow Bridge open to traffic?")))
     unstated = calibrated.features(sample_pipeline.analyze(make_query("Who designed the Arden Lighthouse?")))
     assert stated["asked_found"] == 0.5 and unstated["asked_found"] == 0.0  # "opened", not "traffic"
+
+
+def _answered(question: str, title: str, sentence: str, value: str):
+    from core.types import AnswerChoice
+    passage = Passage(id="policy/x#0", doc_id="policy/x", title=title, text=sentence, start=0, end=len(sentence))
+    return replace(factories.trace(), query=Query(question), passages=(RetrievedPassage(passage, 1, 0.7, 3.0, 1.0, 0.8),),
+                   answer=AnswerChoice("policy/x#0", sentence, value, "MONEY"))
+
+
+@pytest.mark.parametrize("question, title, sentence, rivalled", [
+    # a helper-written sample-KB question: the rate given is Carer's Allowance's, not the one asked about
+    ("How much is Maternity Allowance a week in Calvera?", "Carer's Allowance", "Carer's Allowance is £81.90 a week.",
+     ("Maternity Allowance",)),
+    ("How much is Carer's Allowance a week?", "Carer's Allowance", "Carer's Allowance is £81.90 a week.", ()),
+    ("How much is Carer's Allowance a week?", "Carer's Allowance", "It is £81.90 a week.", ()),  # the title names it
+    ("How much are Carers Allowances a week?", "Carer's Allowance", "It is £81.90 a week.", ()),  # plural, possessive
+    ("Where was the author of The Tide Clerk born?", "Isolde Fenn", "Isolde Fenn was born in Varnholm.", ()),
+    # a rival of the same kind, and not a shorter form of the name (SQuAD articles call people by surname)
+    ("Who did the Yongle Emperor send to Tibet?", "Tibet", "The Hongwu Emperor sent envoys to Tibet.",
+     ("Yongle Emperor",)),
+    ("When did Harper Lee begin refusing interviews?", "To Kill a Mockingbird",
+     "Starting in 1964, Lee began to turn down interviews.", ()),
+    ("Who founded Notre Dame?", "University of Notre Dame", "The University of Notre Dame was founded by Edward Sorin.",
+     ()),
+])
+def test_a_value_said_of_another_thing_of_the_kind_is_read_as_such(question, title, sentence, rivalled):
+    assert calibrated.rivalled_names(_answered(question, title, sentence, "£81.90")) == rivalled
+    assert calibrated.rivalled_names(replace(_answered(question, title, sentence, ""), answer=None)) == ()
+
+
+def test_real_a_rate_from_another_allowance_is_refused(sample_pipeline):
+    """Sample KB: no document gives Maternity Allowance's rate; the value the pipeline finds is Carer's
+    Allowance's £81.90, and the gate refuses it, while asked of Carer's Allowance it answers."""
+    from core.agents import respond
+    from core.gate import decide
+    from core.pipeline import make_query
+    other = sample_pipeline.analyze(make_query("How much is Maternity Allowance a week in Calvera?"))
+    own = sample_pipeline.analyze(make_query("How much is Carer's Allowance a week?"))
+    assert other.answer is not None and "81.90" in other.answer.value
+    assert other.signals.n_rivalled_names == 1 and own.signals.n_rivalled_names == 0
+    assert (decide(other).action, decide(other).rule) == ("ABSTAIN", "value_of_another")
+    assert decide(own).action == "ANSWER"
+    refusal = respond(other, decide(other)).text  # says whose value it found, and for what it was asked
+    assert "Carer's Allowance is £81.90 a week" in refusal and "“Maternity Allowance”" in refusal

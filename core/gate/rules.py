@@ -118,6 +118,11 @@ RULES: tuple[Rule, ...] = (
      "music for Twilight Kondo?\") that no retrieved passage mentions: nothing retrieved can state a fact about "
      "it. (Wh-questions not about the asker only: a contract's or a rule text's own wording often names the "
      "parties and schemes otherwise.)"),
+    ("value_of_another", "ABSTAIN",
+     lambda s, t: [_cmp("rivalled_names", s.n_rivalled_names, ">=", 1)],
+     "The value the answer would give is said of another thing: its sentence names a rival of a name the "
+     "question gives, the same head word with other words (\"How much is Maternity Allowance a week?\" answered "
+     "from \"Carer's Allowance is £81.90 a week\"). (SQuAD train: all 8 such questions are unanswerable.)"),
     ("condition_open", "ASK",
      lambda s, t: [_cmp("p_open", s.p_open, ">", t["open_max"]),
                    _cmp("yes_no", s.yes_no, "==", 1)],
@@ -160,8 +165,8 @@ RULE_NAMES = tuple(r[0] for r in RULES)
 # fact not (the answer checks too: they withhold an answer its sources do not support).
 TOPIC_ABSENT_RULES = frozenset({"no_passages", "topic_absent", "low_confidence", "low_retrieval", "score_gap",
                                 "kg_empty"})
-FACT_ABSENT_RULES = frozenset({"fact_absent", "uncovered_topics", "answer_type", "unknown_name", "low_sufficiency",
-                               "answer_grounding", "hedging"})
+FACT_ABSENT_RULES = frozenset({"fact_absent", "uncovered_topics", "answer_type", "unknown_name", "value_of_another",
+                               "low_sufficiency", "answer_grounding", "hedging"})
 
 
 def first_that_fires(candidates: Iterable[tuple[str, str, Sequence[Comparison], str, bool]],
