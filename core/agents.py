@@ -356,7 +356,7 @@ class AbstainAgent:
         elif decision.rule == "value_of_another":
             names = " or ".join(f"“{name}”" for name in calibrated.rivalled_names(trace))
             reason += (f": the value found, in “{trace.answer.sentence if trace.answer else ''}”, is said of "
-                       f"something else than {names or 'what it names'}.")
+                       f"something other than {names or 'what it names'}.")
         elif decision.rule == "low_sufficiency":
             reason += (f": no passage supports “{trace.claim.text}” "
                        f"(best entailment {trace.signals.sufficiency:.2f}).")

@@ -125,12 +125,13 @@ def _instances_named(noun: str, text: str) -> list[str]:
     out ("Saltwork", "the sixth album", "Low Water"), and "another <noun>" when it speaks of them in the
     plural ("her later novels")."""
     found: list[str] = []
-    for m in re.finditer(rf"(?:\b({SINGLING_OUT})\s+(?:[a-z]\w*\s+)?)?\b{noun}\b(?:,?[ ]+({_INSTANCE_NAME}))?", text):
+    kind = re.escape(noun)
+    for m in re.finditer(rf"(?:\b({SINGLING_OUT})\s+(?:[a-z]\w*\s+)?)?\b{kind}\b(?:,?[ ]+({_INSTANCE_NAME}))?", text):
         label = m.group(2).strip('"') if m.group(2) else (f"the {m.group(1)} {noun}" if m.group(1) else "")
         if label and label not in found:
             found.append(label)
     plural = f"{noun[:-1]}ies" if noun.endswith("y") else f"{noun}es" if noun.endswith(("s", "x", "ch", "sh")) else f"{noun}s"
-    if re.search(rf"\b{_SEVERAL}\s+(?:[a-z]\w*\s+)?{plural}\b", text):
+    if re.search(rf"\b{_SEVERAL}\s+(?:[a-z]\w*\s+)?{re.escape(plural)}\b", text):
         found.append(f"another {noun}")
     return found
 
@@ -150,10 +151,11 @@ def instances(question: str, passages) -> tuple[str, ...]:
     for m in REFERRING.finditer(question):
         after = question[m.end():]
         words = re.match(r"(?:[a-z][\w-]*(?:\s+|$))*", after).group(0).split()[:4]
-        for k, noun in enumerate(words):
+        for noun in words:
             if re.fullmatch(SINGLING_OUT, noun) or noun in STOPWORDS or len(noun) < 3:
                 break
-            if not noun.islower() or RESTRICTED_AFTER.match(after[after.index(noun) + len(noun):]):
+            said = re.search(rf"\b{re.escape(noun)}\b", after)
+            if not noun.islower() or RESTRICTED_AFTER.match(after[said.end():]):
                 continue
             found = _instances_named(noun, text)
             if len(found) >= 2 and not any(label.lower() in question.lower() for label in found):
