@@ -251,7 +251,8 @@ SETTINGS: tuple[Setting, ...] = (
           "everything the question says of (\"When was the ship launched?\"): ask which is meant."),
     _rule("topic_absent", "Rule: topic absent → ABSTAIN", "Calibrated P(topic covered) below its threshold."),
     _rule("several_referents", "Rule: several referents → ASK",
-          "Several documents match equally and the question names none of them."),
+          "Several documents match equally and the question names none of them, or the top document names several "
+          "things of the kind the question calls its referent by (\"the album\" of a band with three)."),
     _rule("unknown_name", "Rule: unknown name → ABSTAIN",
           "A wh-question names something (a name of two words or more) that no retrieved passage mentions."),
     _rule("value_of_another", "Rule: value of another thing → ABSTAIN",

@@ -156,7 +156,9 @@ RULES: tuple[Rule, ...] = (
      "The evidence does not entail the claim: the topic is present but the needed fact is not."),
     ("several_referents", "ASK",
      lambda s, t: [_cmp("referents", s.n_referents, ">=", t["referents_min"])],
-     "Several documents match the question equally and it names nothing that tells them apart: ask which is meant."),
+     "Several documents match the question equally and it names nothing that tells them apart, or the top document "
+     "names several things of the kind the question refers to by that kind alone (\"the Pale Lanterns album\" of "
+     "a band with three): ask which is meant."),
 )
 RULE_NAMES = tuple(r[0] for r in RULES)
 
