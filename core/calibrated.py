@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from core.quantities import without_ending
+from core.quantities import singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
@@ -130,8 +130,8 @@ def _instances_named(noun: str, text: str) -> list[str]:
         label = m.group(2).strip('"') if m.group(2) else (f"the {m.group(1)} {noun}" if m.group(1) else "")
         if label and label not in found:
             found.append(label)
-    plural = f"{noun[:-1]}ies" if noun.endswith("y") else f"{noun}es" if noun.endswith(("s", "x", "ch", "sh")) else f"{noun}s"
-    if re.search(rf"\b{_SEVERAL}\s+(?:[a-z]\w*\s+)?{re.escape(plural)}\b", text):
+    spoken_of = (word for m in re.finditer(rf"\b{_SEVERAL}\s+([a-z]+)(?:\s+([a-z]+))?", text) for word in m.groups() if word)
+    if any(word != noun and singular(word) == noun for word in spoken_of):
         found.append(f"another {noun}")
     return found
 

@@ -183,7 +183,8 @@ def _words_value(words: str) -> float:
     return float(total + current)
 
 
-def _singular(noun: str) -> str:
+def singular(noun: str) -> str:
+    """A plural noun's singular ("babies" → "baby", "churches" → "church", "novels" → "novel")."""
     if noun.endswith("ies"):
         return noun[:-3] + "y"
     if noun.endswith(("ches", "shes", "sses", "xes")):
@@ -329,7 +330,7 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
 
     unit = re.match(rf"\s*-?\s*(?P<unit>{_TIME})\b(?P<old>\s*-?\s*old\b|\s+of\s+age\b)?", after)
     if unit:
-        name = _singular(unit.group("unit"))
+        name = singular(unit.group("unit"))
         end += unit.end()
         half = re.match(r"\s+and\s+a\s+half\b", low[end:])
         if half:
@@ -365,7 +366,7 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         noun = count.group(2) if count.group(1) and count.group(2) in _COUNT_NOUNS else (count.group(1) or count.group(2))
         if noun in _COUNT_NOUNS or (noun.endswith("s") and len(noun) > 3 and noun not in _NOT_COUNT
                                     and not noun.endswith("ss") and not re.match(r"\s*(?:or|and)\b", after)):
-            unit_name = _COUNT_NOUNS.get(noun, _singular(noun))
+            unit_name = _COUNT_NOUNS.get(noun, singular(noun))
             if unit_name == "person" and _EMPLOYS.search(before):
                 unit_name = "employee"  # "employs fewer than 10 people" counts staff
             return _finish(text, low, value, "count", unit_name, _post_relation(after) or rel, start,

@@ -581,8 +581,7 @@ def test_real_the_asked_relation_is_found_for_a_stated_fact_and_not_for_an_unsta
 
 def _answered(question: str, title: str, sentence: str, value: str):
     from core.types import AnswerChoice
-    passage = Passage(id="policy/x#0", doc_id="policy/x", title=title, text=sentence, start=0, end=len(sentence))
-    return replace(factories.trace(), query=Query(question), passages=(RetrievedPassage(passage, 1, 0.7, 3.0, 1.0, 0.8),),
+    return replace(factories.trace(), query=Query(question), passages=_document("policy/x", title, sentence),
                    answer=AnswerChoice("policy/x#0", sentence, value, "MONEY"))
 
 
