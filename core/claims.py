@@ -556,6 +556,9 @@ def _declarative(tokens) -> str:
     lead = tokens[0]
     if lead.pos_ != "AUX" and lead.lemma_ not in ("be", "do", "have"):
         return _join(tokens)
+    clause = _subordinate_clause(tokens)
+    if clause is not None:  # "can the widow inherit | if a spouse died …": the inversion is the main clause's
+        return f"{_declarative(tokens[:clause])} {_join(tokens[clause:])}"
     # "why can't I apply": the negation goes with the auxiliary, after the subject
     negated = _negation_follows(tokens)
     if negated:
@@ -578,6 +581,16 @@ def _declarative(tokens) -> str:
     if subject.split(" ", 1)[0] == "I":
         aux = {"are": "am", "were": "was"}.get(aux, aux)
     return f"{subject} {aux}{' not' if negated else ''} {_join(tokens[end:])}".strip()
+
+
+def _subordinate_clause(tokens) -> int | None:
+    """Where a subordinate clause of time or condition starts after an inverted main clause ("can the widow
+    or widower inherit | if a spouse passed away before 2002"), or None: a subordinating word the parse
+    tags as one, three words or more in. The subject–auxiliary inversion is undone within the main clause
+    alone; the parse may otherwise read the clause's verb as the main verb ("the widow or widower inherit
+    if a spouse can passed away")."""
+    return next((k for k in range(3, len(tokens) - 1)
+                 if tokens[k].pos_ == "SCONJ" and tokens[k].lower_ in TIME_SCENE), None)
 
 
 # What opens a scene of time or condition between a wh-phrase and its clause ("How long | after the agreement

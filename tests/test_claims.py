@@ -204,6 +204,13 @@ def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_typ
     ("How long can I claim it for?", "There exists a duration for which I can claim it.", "DURATION"),
     # … where the sentence reads as it stands, it stays
     ("What country is the company based in?", "There exists a country that the company is based in.", "PLACE"),
+    # a scene that follows the inverted clause stays out of it: the inversion is undone in the main clause
+    # alone (train KB: "… that the widow or widower inherit if a spouse can passed away …" before)
+    ("If a spouse passed away before 6 October 2002, what share of their SERPS pension can the widow or widower "
+     "inherit?", "There exists a share of their SERPS pension that the widow or widower can inherit if a spouse "
+     "passed away before 6 October 2002.", ""),
+    ("How long do the confidentiality obligations last after the agreement ends?",
+     "There exists a duration such that the confidentiality obligations last after the agreement ends.", "DURATION"),
 ])
 def test_a_fronted_preposition_or_a_scene_after_the_wh_phrase(build, question, text, answer_type):
     claim = build(question)
