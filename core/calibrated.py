@@ -60,13 +60,48 @@ CONDITIONAL = re.compile(r"\b(?:if|unless|only if|provided that|as long as|excep
 DEFINITE = re.compile(r"\b(?:the|this|that)\s+(?:[A-Z][\w'-]*\s+)*([a-z][a-z'-]*)")
 
 
-def referent_kinds(question: str, top_title: str) -> set[str]:
+def referent_kinds(question: str, top_title: str, retrieved_text: str = "") -> set[str]:
     """The common nouns by which a question naming nothing refers to a thing ("the grant", "this
-    agreement") that the top document's title shares: what makes other documents so titled rivals."""
-    if _names(question):  # a name ("the Orrin Robotics agreement") is what retrieval told them apart by
+    agreement") that the top document's title shares: what makes other documents so titled rivals. An
+    abbreviation the title spells out, word by word, is such a noun too ("the NDA" of "Mutual
+    Non-Disclosure Agreement"), and no name; a word typed in lower case that the retrieved passages
+    (``retrieved_text``) write only as a name is one, however typed ("end the nda with brightline")."""
+    question = straight_quotes(question)
+    title_kinds = kinds_of_title(top_title)
+    abbreviations = {m.group(1).lower() for m in ABBREVIATED.finditer(question)} & title_kinds
+    names = _names(question) | (_written_as_names(question, retrieved_text) - title_kinds)
+    if names - abbreviations:  # a name ("the Orrin Robotics agreement") is what retrieval told them apart by
         return set()
-    kinds = {t for m in DEFINITE.finditer(straight_quotes(question)) for t in tokenize(m.group(1))}
-    return kinds & set(tokenize(top_title))
+    kinds = {t for m in DEFINITE.finditer(question) for t in tokenize(m.group(1))}
+    return (kinds | abbreviations) & title_kinds
+
+
+def retrieved_text(passages) -> str:
+    """The retrieved passages' text, in which ``referent_kinds`` finds the names a question types in lower case."""
+    return " ".join(p.passage.text for p in passages)
+
+
+# "the NDA", "this SMP": an abbreviation a question refers to one thing by
+ABBREVIATED = re.compile(r"\b(?:the|this|that)\s+" + ACRONYM.pattern)
+
+
+def _written_as_names(question: str, text: str) -> set[str]:
+    """The question's words, however typed, that ``text`` writes only as names: capitalised after a
+    lower-case word (not opening a sentence) and never in lower case ("harrowgate" of "… between
+    Brightline and Harrowgate", "Orrin's sales guy" opening a question)."""
+    typed = {w.lower() for w in re.findall(r"\b[A-Za-z][\w]*", question)} - STOPWORDS
+    capitalised = {w.lower() for w in re.findall(r"(?<=[a-z,;] )[A-Z][\w']*", text)}
+    return typed & capitalised - set(re.findall(r"\b[a-z][\w']*", text))
+
+
+def kinds_of_title(title: str) -> set[str]:
+    """What a title calls its thing: its words, and the abbreviations of its runs of two to six words
+    ("nda", "mnda" of "Mutual Non-Disclosure Agreement"), lower-cased."""
+    words = tokenize(title)
+    initials = [w[0] for w in re.findall(r"[A-Za-z]+", title or "") if len(w) > 1]
+    runs = {"".join(initials[i:j]).lower() for i in range(len(initials))
+            for j in range(i + 2, min(i + 6, len(initials)) + 1)}
+    return set(words) | runs
 
 
 def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str, ...]:
@@ -85,13 +120,13 @@ def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str,
         return ()
     question_terms = set(tokenize(question))
     best = passages[0].score
-    kinds = referent_kinds(question, passages[0].passage.title)
+    kinds = referent_kinds(question, passages[0].passage.title, retrieved_text(passages))
     shown: dict[str, str] = {}  # referent key → its title as written
     titles: dict[str, set[str]] = {}
     for p in passages:
         tokens = tokenize(p.passage.title)
         key, words = " ".join(tokens) or p.passage.doc_id, set(tokens)
-        if (best - p.score <= TOP_CLOSE or kinds & words) and key not in titles:
+        if (best - p.score <= TOP_CLOSE or kinds & kinds_of_title(p.passage.title)) and key not in titles:
             titles[key] = words
             shown[key] = p.passage.title or p.passage.doc_id
     for title in rivals:
@@ -120,6 +155,13 @@ RESTRICTED_AFTER = re.compile(r"\s+(?:[A-Z\d\"]|called\b|named\b|titled\b|that\b
 _SEVERAL = r"(?:her|his|their|its|several|two|three|four|five|six|seven|eight|nine|ten|many|other|later|earlier|both|\d+)"
 
 
+def _said_of_several(word: str, noun: str, text: str) -> bool:
+    """Whether ``text`` says ``word`` of several things of kind ``noun`` ("later novels"): then the word
+    singles none of them out."""
+    return any(singular(plural) == noun and plural != noun
+               for plural in re.findall(rf"\b{re.escape(word)}\s+([a-z]+)", text, re.I))
+
+
 def _instances_named(noun: str, text: str) -> list[str]:
     """The distinct things of kind ``noun`` a document names, each by its name or the word that singles it
     out ("Saltwork", "the sixth album", "Low Water"), and "another <noun>" when it speaks of them in the
@@ -138,7 +180,7 @@ def _instances_named(noun: str, text: str) -> list[str]:
 
 def instances(question: str, passages) -> tuple[str, ...]:
     """The things of one kind the top document names several of, when the question refers to one of them
-    by that kind alone ("What year did the Pale Lanterns album come out?" of a band with a debut album,
+    by that kind alone ("When did the Pale Lanterns album come out?" of a band with a debut album,
     Saltwork, a sixth, and Low Water; "Isolde Fenn's novel" of a writer with three): they would answer
     differently, so the question has several referents within the one document. A word that singles one
     out ("her first novel"), a name after the noun ("the album Low Water") or a restricting clause ("the
@@ -150,8 +192,11 @@ def instances(question: str, passages) -> tuple[str, ...]:
     text = straight_quotes(" ".join(p.passage.text for p in passages if p.passage.doc_id == top))
     for m in REFERRING.finditer(question):
         after = question[m.end():]
-        words = re.match(r"(?:[a-z][\w-]*(?:\s+|$))*", after).group(0).split()[:4]
-        for noun in words:
+        # the owner's name may stand between the determiner and the kind ("the Pale Lanterns album")
+        words = re.match(r"(?:[A-Za-z][\w-]*(?:\s+|$))*", after).group(0).split()[:4]
+        for k, noun in enumerate(words):
+            if re.fullmatch(SINGLING_OUT, noun) and k + 1 < len(words) and _said_of_several(noun, words[k + 1], text):
+                continue  # "her later novel" of "Her later novels include …": still one of several
             if re.fullmatch(SINGLING_OUT, noun) or noun in STOPWORDS or len(noun) < 3:
                 break
             said = re.search(rf"\b{re.escape(noun)}\b", after)

@@ -32,7 +32,7 @@ from core.models import Models
 from core.retrieval import Retriever
 from core.signals import QuestionFeatures, SignalStage, question_features, with_premise
 from core.stepback import ClaimRewriter, StepBackRewriter, stepback_retrieve
-from core.text import LRU, stable_hash, tokenize
+from core.text import LRU, stable_hash
 from core.types import (Abduction, AnswerChoice, Claim, ClaimRewrite, Passage, PassageNli, Query, RetrievedPassage,
                         Signals, StepBackRetrieval, Subgraph, Trace, VariableState, to_dict)
 from core.variables import FIRST_PERSON, VariableStage
@@ -154,13 +154,14 @@ def _rivals(kb: KnowledgeBase, question: str, retrieval, settings: Mapping[str, 
     them out. Like a retrieved document of that kind, each counts whatever its score: the question
     does not say which one it means."""
     passages = retrieval[0]
-    kinds = calibrated.referent_kinds(question, passages[0].passage.title) if passages else set()
+    kinds = calibrated.referent_kinds(question, passages[0].passage.title, calibrated.retrieved_text(passages)) \
+        if passages else set()
     if not kinds:
         return ()
     retrieved = {p.passage.doc_id for p in passages} | {p.passage.title for p in passages if p.passage.title}
     # documents that share a title (the paragraphs of one article) are one thing
     return tuple(sorted({d.title or d.id for d in kb.documents.values() if d.id not in retrieved
-                         and d.title not in retrieved and kinds & set(tokenize(d.title))}))[:MAX_RIVALS]
+                         and d.title not in retrieved and kinds & calibrated.kinds_of_title(d.title)}))[:MAX_RIVALS]
 
 
 def _evidence(retrieval, question: str, settings: Mapping[str, Any]):

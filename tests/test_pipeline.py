@@ -326,6 +326,25 @@ def test_rivals_are_other_documents_of_the_named_kind_each_title_once():
     assert _rivals(kb, "Who composed the score of Spectre?", retrieval, {}) == ()  # a name: retrieval told them apart
 
 
+def test_rivals_of_an_abbreviation_are_the_documents_whose_titles_spell_it_out():
+    """"the NDA" of two sample-KB contracts: the other one, which retrieval left out, is its rival."""
+    from types import SimpleNamespace
+
+    from core.kb.readers import Document
+    from core.pipeline import _rivals
+    from core.types import Passage, RetrievedPassage
+    docs = [Document("contracts/brightline", "Mutual Non-Disclosure Agreement", "…", ""),
+            Document("contracts/orrin", "Orrin Robotics - Kestrel Non-Disclosure Agreement", "…", ""),
+            Document("contracts/lease", "Shop Lease Agreement", "…", "")]
+    kb = SimpleNamespace(documents={d.id: d for d in docs})
+    top = Passage("contracts/brightline#3", "contracts/brightline", "Mutual Non-Disclosure Agreement",
+                  "This Agreement starts on the Effective Date and continues for 2 years.", 0, 1)
+    retrieval = ((RetrievedPassage(top, 1, 0.8, 3.0, 1.0, 0.8),), None)
+    orrin = ("Orrin Robotics - Kestrel Non-Disclosure Agreement",)
+    assert _rivals(kb, "How long does the NDA last?", retrieval, {}) == orrin
+    assert _rivals(kb, "how long does the nda last?", retrieval, {}) == orrin
+
+
 def test_a_question_about_an_unnamed_it_is_asked_about(sample_pipeline):
     trace = sample_pipeline.analyze(make_query("How long did it last?"))
     decision = decide(trace)
