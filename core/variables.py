@@ -572,7 +572,7 @@ def restates(fact: str, condition: str) -> bool:
     # civil partner died within 90 days of …"), not another way to meet the condition.
     bounded_beside = bool(quantities.extract(condition))
     alternatives = [a for a in alternatives if not quantities.extract(a) and not (bounded_beside and len(content_words(a)) < 2)]
-    unnegated = [fact] if not NEGATION.search(fact) else [c for c in _clauses(fact) if not NEGATION.search(c)]
+    unnegated = [fact] if not NEGATION.search(fact) else unnegated_clauses(fact)
     return any(content_words(a) and content_words(a) <= content_words(said) and _order_words(a) <= _order_words(said)
                for said in unnegated for a in alternatives)
 
@@ -610,6 +610,28 @@ def _order_words(text: str) -> set[str]:
 def _clauses(text: str) -> list[str]:
     """``text`` cut at its clause breaks (commas, "and", "but", "because", …)."""
     return [c for c in CLAUSE_BREAK.split(text) if c and c.strip()]
+
+
+# A clause with a subject of its own ("I'm not working, I'm available") does not continue a list before it.
+OWN_SUBJECT = re.compile(r"\b(?:i|i'm|i've|im|we|we're|my|our|he|she|they|it|you|there)\b", re.I)
+LIST_CONTINUED_BY = frozenset({",", "and"})
+
+
+def unnegated_clauses(text: str) -> list[str]:
+    """The clauses of ``text`` no negation covers. A clause after a comma or "and" that has no subject of its
+    own continues what the clause before it says, negation included: "pension credit" in "I don't get income
+    support, pension credit or JSA" and in "neither income support, pension credit, nor …" is denied too
+    (read as a clause of its own it had established "Pension Credit")."""
+    pieces = re.split(f"({CLAUSE_BREAK.pattern})", text, flags=re.I)
+    out, denying = [], False
+    for k in range(0, len(pieces), 2):
+        clause, joined_by = pieces[k], pieces[k - 1].lower() if k else ""
+        if not clause.strip():
+            continue
+        denying = bool(NEGATION.search(clause)) or (denying and joined_by in LIST_CONTINUED_BY and not OWN_SUBJECT.search(clause))
+        if not denying:
+            out.append(clause)
+    return out
 
 
 GENERIC_ASK = frozenset(quantities.content_stems(

@@ -406,6 +406,19 @@ def test_a_denial_is_of_what_the_condition_says():
     assert not variables.restates(unrelated, "Bereavement Allowance")
 
 
+def test_a_list_a_negation_covers_restates_none_of_its_items():
+    """ShARC train: "neither income support, pension credit, nor …" had established "Pension Credit", its
+    middle item read as a clause of its own; a clause with its own subject is still read."""
+    none = ("I do not receive any type of assistance, neither income support, pension credit, nor the "
+            "income-based job seeker's allowance.")
+    assert not variables.restates(none, "Pension Credit")
+    assert not variables.restates("I don't get Income Support, Pension Credit or Carer's Allowance.", "Pension Credit")
+    assert variables.restates("I can't get other financing, and I am a for profit business.",
+                              "you are a for profit business")
+    assert variables.unnegated_clauses("I'm not working, I'm available and applying for jobs") == \
+        [" I'm available ", " applying for jobs"]
+
+
 def test_the_age_bound_of_a_permit_asked_for_a_child_is_the_childs(nli_model):
     eligibility = tuple(p for p in policy("disability_parking_permit.md") if "## Eligibility" in p.text)
     assert eligibility
