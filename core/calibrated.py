@@ -89,9 +89,9 @@ def _written_as_names(question: str, text: str) -> set[str]:
     """The question's words, however typed, that ``text`` writes only as names: capitalised after a
     lower-case word (not opening a sentence) and never in lower case ("harrowgate" of "… between
     Brightline and Harrowgate", "Orrin's sales guy" opening a question)."""
-    typed = {w.lower() for w in re.findall(r"\b[A-Za-z][\w]*", question)} - STOPWORDS
-    capitalised = {w.lower() for w in re.findall(r"(?<=[a-z,;] )[A-Z][\w']*", text)}
-    return typed & capitalised - set(re.findall(r"\b[a-z][\w']*", text))
+    typed = {w.lower() for w in re.findall(r"\b[A-Za-z]\w*", question)} - STOPWORDS
+    capitalised = {w.lower() for w in re.findall(r"(?<=[a-z,;] )[A-Z]\w*", text)}
+    return typed & capitalised - set(re.findall(r"\b[a-z]\w*", text))
 
 
 def kinds_of_title(title: str) -> set[str]:

@@ -166,6 +166,9 @@ def test_an_abbreviation_the_titles_spell_out_is_their_kind_and_a_name_typed_in_
     assert len(referents("how much notice does harrowgate need to give to end the nda early?", far)) == 1
     assert calibrated.referent_kinds("How long does the NDA last?", NDAS[0].passage.title) == {"nda"}
     assert calibrated.referent_kinds("How long does the VAT return take?", NDAS[0].passage.title) == set()
+    # a name opening the question, in the possessive as the passages write it
+    orrin = "Orrin's sales guy told us their prices. Is that covered by the NDA?"
+    assert calibrated.referent_kinds(orrin, NDAS[0].passage.title, "information disclosed by Orrin's staff") == set()
 
 
 def _document(doc_id: str, title: str, text: str) -> tuple[RetrievedPassage, ...]:
