@@ -67,13 +67,12 @@ def referent_kinds(question: str, top_title: str, retrieved_text: str = "") -> s
     Non-Disclosure Agreement"), and no name; a word typed in lower case that the retrieved passages
     (``retrieved_text``) write only as a name is one, however typed ("end the nda with brightline")."""
     question = straight_quotes(question)
-    title_kinds = kinds_of_title(top_title)
-    abbreviations = {m.group(1).lower() for m in ABBREVIATED.finditer(question)} & title_kinds
-    names = _names(question) | (_written_as_names(question, retrieved_text) - title_kinds)
+    abbreviations = {m.group(1).lower() for m in ABBREVIATED.finditer(question) if titled_as(m.group(1), top_title)}
+    names = _names(question) | {w for w in _written_as_names(question, retrieved_text) if not titled_as(w, top_title)}
     if names - abbreviations:  # a name ("the Orrin Robotics agreement") is what retrieval told them apart by
         return set()
-    kinds = {t for m in DEFINITE.finditer(question) for t in tokenize(m.group(1))}
-    return (kinds | abbreviations) & title_kinds
+    kinds = {t for m in DEFINITE.finditer(question) for t in tokenize(m.group(1))} | abbreviations
+    return {k for k in kinds if titled_as(k, top_title)}
 
 
 def retrieved_text(passages) -> str:
@@ -94,14 +93,10 @@ def _written_as_names(question: str, text: str) -> set[str]:
     return typed & capitalised - set(re.findall(r"\b[a-z]\w*", text))
 
 
-def kinds_of_title(title: str) -> set[str]:
-    """What a title calls its thing: its words, and the abbreviations of its runs of two to six words
-    ("nda", "mnda" of "Mutual Non-Disclosure Agreement"), lower-cased."""
-    words = tokenize(title)
-    initials = [w[0] for w in re.findall(r"[A-Za-z]+", title or "") if len(w) > 1]
-    runs = {"".join(initials[i:j]).lower() for i in range(len(initials))
-            for j in range(i + 2, min(i + 6, len(initials)) + 1)}
-    return set(words) | runs
+def titled_as(kind: str, title: str) -> bool:
+    """Whether a title calls its thing ``kind``: one of its words, or an abbreviation it spells out word by
+    word as retrieval reads one (``acronym_expansions``: "nda" of "Mutual Non-Disclosure Agreement")."""
+    return kind.lower() in tokenize(title) or bool(acronym_expansions(kind.upper(), (title,)))
 
 
 def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str, ...]:
@@ -126,7 +121,7 @@ def referents(question: str, passages, rivals: Sequence[str] = ()) -> tuple[str,
     for p in passages:
         tokens = tokenize(p.passage.title)
         key, words = " ".join(tokens) or p.passage.doc_id, set(tokens)
-        if (best - p.score <= TOP_CLOSE or kinds & kinds_of_title(p.passage.title)) and key not in titles:
+        if (best - p.score <= TOP_CLOSE or any(titled_as(k, p.passage.title) for k in kinds)) and key not in titles:
             titles[key] = words
             shown[key] = p.passage.title or p.passage.doc_id
     for title in rivals:

@@ -161,7 +161,7 @@ def _rivals(kb: KnowledgeBase, question: str, retrieval, settings: Mapping[str, 
     retrieved = {p.passage.doc_id for p in passages} | {p.passage.title for p in passages if p.passage.title}
     # documents that share a title (the paragraphs of one article) are one thing
     return tuple(sorted({d.title or d.id for d in kb.documents.values() if d.id not in retrieved
-                         and d.title not in retrieved and kinds & calibrated.kinds_of_title(d.title)}))[:MAX_RIVALS]
+                         and d.title not in retrieved and any(calibrated.titled_as(k, d.title) for k in kinds)}))[:MAX_RIVALS]
 
 
 def _evidence(retrieval, question: str, settings: Mapping[str, Any]):
