@@ -698,7 +698,18 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
             if len(answer.split()) < 3 and not re.search(r"\d", answer):
                 continue  # "No, I don't." states nothing more; "No, I'm 21." states an age
         out.append(answer.strip())
-    return tuple(out)
+    return tuple(statement for sentence in out for statement in _statements(sentence))
+
+
+# "but", "although" or a semicolon before a clause with a subject of its own joins two statements
+CONTRAST = re.compile(r"\s*;\s*|,?\s+\b(?:but|although|though|whereas)\s+(?=" + OWN_SUBJECT.pattern + ")", re.I)
+
+
+def _statements(sentence: str) -> list[str]:
+    """The statements a sentence joins by contrast, each read on its own: "I did not sell business premises
+    or land, but I did sell other chargeable assets" states that the assets were sold, and NLI, trained on
+    single-claim pairs, read the whole sentence as denying that too."""
+    return [part.strip(" ,") for part in CONTRAST.split(sentence) if part.strip(" ,")]
 
 
 def known_variables(query: Query) -> tuple[str, ...]:

@@ -626,6 +626,24 @@ def test_the_words_after_yes_in_a_reply_are_facts_too(nli_model):
     assert by_text(state, "studying").status == "established"
 
 
+def test_statements_joined_by_but_are_read_one_by_one(nli_model):
+    """ShARC train: "I did not sell business premises or land, but I did sell other chargeable assets"
+    was read whole, and NLI took it as denying the sale of the assets too, clearing the user of the
+    exclusion they had just stated."""
+    said = "I did not sell business premises or land, but I did sell other chargeable assets during the tax year."
+    assert variables._fact_sentences(Query("Can I use the Capital Gains Tax calculator?", scenario=said)) == (
+        "I did not sell business premises or land", "I did sell other chargeable assets during the tax year.")
+    assert variables._statements("Yes, but only part-time") == ["Yes, but only part-time"]
+    rule = (passage("## Work out if you need to pay\n\nYou can't use the calculator if you:\n\n"
+                    "* sold business premises or land\n* sold other chargeable assets in the tax year, for example "
+                    "shares\n* claim any reliefs\n"),)
+    state = VariableStage().run(Query("Can I use the Capital Gains Tax calculator?", scenario=said), rule,
+                                personal=True)
+    assert by_text(state, "business premises").status == "established"
+    assert by_text(state, "chargeable assets").status == "contradicted", by_text(state, "chargeable assets")
+    assert state.outcome == "failed"
+
+
 def test_a_short_reply_that_states_a_number_is_a_fact():
     """The train KB's apprentice-rate dialogue: "Are you under 19?" — "No, I'm 21." The age is a fact
     the other list item ("19 or over and …") can be checked against; a bare "No, I don't." is none."""
