@@ -547,7 +547,10 @@ _STEM_GROUPS = {
             "brings gross net get gets got receive receives received",
     "child": "child children kid kids son sons daughter daughters baby babies dependant dependants",
     "study": "study studied studying student school college university course education",
-    "marry": "married marriage partner spouse husband wife",
+    # the event and the people apart: "My wife died on 5 April 2018" dates no marriage, nor "My partner
+    # reached State Pension age in May 2016" the start of a civil partnership
+    "marry": "marry married marries marrying marriage marriages wed wedded wedding",
+    "spouse": "partner partners spouse spouses husband husbands wife wives",
     "born": "born birth birthday",
     "care": "care cares cared caring",
     # kin ("I rent my flat from my mum" / "your landlord is a close relative"); a son or daughter is a child

@@ -282,9 +282,21 @@ def test_check_status(condition, facts, status):
      ["I am eight months pregnant and gave my job the correct notice."]),  # ShARC: pregnancy, not service
     ("earn at least £113 a week", ["I usually earn about 120 a week."]),  # no currency: not comparable
     ("you have fewer than 3 people living with you", ["I have 5 employees."]),  # staff are not the household
+    # ShARC train: a date said of the spouse is not the marriage's
+    ("your marriage or civil partnership with them began before 6 April 2016",
+     ["My partner reached state pension age in May of 2016."]),
 ])
 def test_check_abstains_without_a_comparable_quantity(condition, facts):
     assert check(condition, facts, reference_year=YEAR) is None
+
+
+def test_a_date_said_of_the_spouse_dates_what_the_spouse_did():
+    died = check("your spouse or civil partner died on or after 6 April 2016", ["My wife died on 5 April 2018."],
+                 reference_year=YEAR)
+    assert died is not None and died.status == "established", died
+    married = check("your marriage or civil partnership with them began before 6 April 2016",
+                    ["My husband and I married in 2010."], reference_year=YEAR)
+    assert married is not None and married.status == "established", married
 
 
 def test_duration_fact_matching_the_condition_subject_wins():
