@@ -612,6 +612,14 @@ def _clause(text: str, span: tuple[int, int]) -> str:
     return text[start:end]
 
 
+def _said_of(text: str, span: tuple[int, int]) -> set[str]:
+    """The content stems of what the quantity at ``span`` is said of: its clause (``_clause``) without the
+    quantity's own words, which say when or how much, not of what: "6 April 2016" and "5 April 2018" share
+    "April", and "My wife died on 5 April 2018" dated the start of a marriage by it."""
+    start, end = _clause_span(text, span)
+    return content_stems(f"{text[start:span[0]]} {text[span[1]:end]}")
+
+
 def _clause_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
     """Where ``_clause`` starts and ends in ``text``."""
     bounds = [0] + [m.end() for m in re.finditer(r"[.;!?(]|,\s|\s-\s|\b(?:and|but)\s+(?=(?:i|i'm|i've|my|we|he|she|they"
@@ -739,7 +747,7 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
         return None
     verdicts = []
     for key, (cond_q, cond_iv) in groups.items():
-        condition_stems = content_stems(_clause(condition, cond_q.span))
+        condition_stems = _said_of(condition, cond_q.span)
         # A bound on the age at a stated date ("aged 66 or over on 21 September 2025"): the user's
         # age now, moved back (or on) to that date, is what the bound is compared with.
         age_at = _as_of_value(quantities, as_of, cond_q) if cond_q.span in as_of else now
@@ -880,10 +888,9 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
                 if stated_at != age_at:  # "I'm 71" (now) against an age on 21 September 2025
                     fact_iv = _shifted(fact_iv, stated_at - age_at)
             start, end = _clause_span(fact, fact_q.span)
-            clause = fact[start:end]
             if deadline and not _elapsed(fact, fact_q, start, end):
                 continue  # "been working there a year" says nothing of when the employer was told
-            fact_stems = content_stems(clause)
+            fact_stems = _said_of(fact, fact_q.span)
             overlap = len(condition_stems & fact_stems)
             # Ages and counts already match on whose age / what is counted. Other amounts must
             # share a content word with the condition, unless their clause has none at all

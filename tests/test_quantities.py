@@ -283,6 +283,7 @@ def test_check_status(condition, facts, status):
     ("earn at least £113 a week", ["I usually earn about 120 a week."]),  # no currency: not comparable
     ("you have fewer than 3 people living with you", ["I have 5 employees."]),  # staff are not the household
     # ShARC train: a date said of the spouse is not the marriage's
+    ("you started your marriage or civil partnership on or after 6 April 2016", ["My wife died on 5 April 2018."]),
     ("your marriage or civil partnership with them began before 6 April 2016",
      ["My partner reached state pension age in May of 2016."]),
 ])
