@@ -1168,7 +1168,10 @@ def object_lead(item: str, lead: str) -> str:
     """The lead-in a bare noun-phrase item is the object of, as ``voice.to_user_voice`` joins it
     ("You may get it if you're getting:" + "Universal Credit" → "I'm getting Universal Credit"), or ""
     when the item reads alone: a predicate ("have a child under 5"), or a lead-in that does not stop
-    on a verb or preposition (under "… and one of the following apply:" the items are clauses)."""
+    on a verb or preposition (under "… and one of the following apply:" the items are clauses). A lead-in's
+    own condition (``lead_conditions``) is a condition apart, not part of each item: "… if you can only get
+    certain limited benefits and you're working for a:" + "charity" → "I'm working for a charity" (NLI
+    could not find the whole conjunction in "I work for a non-profit voluntary organization")."""
     if not lead or not item.split() or _predicate_like(item):
         return ""
     main = LEAD_PLACEHOLDER.sub("", straight_quotes(lead).split(":")[0]).strip(" ,")
@@ -1176,7 +1179,11 @@ def object_lead(item: str, lead: str) -> str:
     if not words or not IF_CLAUSE.search(main):
         return ""
     last = words[-1].lower()
-    return f"{main}:" if last in OPEN_LEAD_END or voice.known_verb(last) else ""
+    if last not in OPEN_LEAD_END and not voice.known_verb(last):
+        return ""
+    joined = own_condition_join(main)
+    own_list = joined.group("rest").strip() if joined is not None else ""
+    return f"if {own_list}:" if own_list and lead_conditions(main, "") else f"{main}:"
 
 
 ALTERNATIVES = ("any", "unclear")  # groups one established item meets (see ``list_logic``)

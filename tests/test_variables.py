@@ -644,6 +644,23 @@ def test_statements_joined_by_but_are_read_one_by_one(nli_model):
     assert state.outcome == "failed"
 
 
+def test_a_list_item_is_read_without_the_condition_its_lead_in_states_of_its_own(nli_model):
+    """ShARC train: each item under "… if you can only get certain limited benefits and you're working for
+    a:" was put to NLI as the whole conjunction, which "I work for a non-profit voluntary organization"
+    could not entail; the lead-in's own condition is checked apart (``lead_conditions``)."""
+    lead = ("You're classed as doing voluntary work if you can only get certain limited benefits (for example "
+            "reasonable travel or lunch expenses) and you're working for a:")
+    assert variables.object_lead("charity", lead) == "if you're working for a:"
+    assert variables.object_lead("Universal Credit", "You may get it if you're getting:") == \
+        "You may get it if you're getting:"
+    rule = (passage(f"## Voluntary work\n\n{lead}\n\n* charity\n* voluntary organisation or associated "
+                    "fund-raising body\n* statutory body\n"),)
+    state = VariableStage().run(Query("Can I be classed as doing voluntary work?",
+                                      scenario="I work for a non-profit voluntary organization."), rule, personal=True)
+    assert by_text(state, "voluntary organisation").status == "established", by_text(state, "voluntary organisation")
+    assert by_text(state, "limited benefits").kind != "bullet"
+
+
 def test_a_short_reply_that_states_a_number_is_a_fact():
     """The train KB's apprentice-rate dialogue: "Are you under 19?" — "No, I'm 21." The age is a fact
     the other list item ("19 or over and …") can be checked against; a bare "No, I don't." is none."""
