@@ -862,8 +862,9 @@ def beyond_its_numbers(condition: str) -> str:
     return " and ".join(rest)
 
 
-# "… and you …", "… and your partner …": where a clause with a subject of its own joins the one before.
-CONJUNCT_BREAK = re.compile(rf",?\s+and\s+(?={SUBJECT})", re.I)
+# "… and you …", "… and your partner …", "… and it isn't your fault", "… and there are more people …": where a
+# clause with a subject of its own joins the one before.
+CONJUNCT_BREAK = re.compile(rf",?\s+and\s+(?={SUBJECT}|(?:it|it's|there|there's|this)\b)", re.I)
 
 
 def conjuncts(clause: str) -> list[str]:

@@ -818,6 +818,23 @@ def test_a_leading_condition_ends_at_the_comma_its_main_clause_follows():
         "you live in Calvera, Tessby or Arden"]
 
 
+def test_a_clause_whose_subject_is_it_or_there_is_a_condition_of_its_own(nli_model):
+    """ShARC train: "Do you think the amount you're being paid is wrong? Yes" had settled "you think the amount
+    you're being paid is wrong and it isn't your fault" whole; whether it is the user's fault is still open."""
+    rule = (passage("## When repayments have to be made\n\nYou should also contact the office if you think the "
+                    "amount you're being paid is wrong and it isn't your fault."),)
+    assert [c.text for c in extract_conditions(rule[0])] == [
+        "you think the amount you're being paid is wrong", "it isn't your fault"]
+    belt = passage("A seat belt must be used if the passenger is older than 1 year old and there are more people "
+                   "in the vehicle than seat belts.")
+    assert len(extract_conditions(belt)) == 2
+    state = VariableStage().run(Query("Do I need to contact the office?", history=(
+        ("Do you think the amount you're being paid is wrong?", "Yes"),)), rule, personal=True)
+    assert by_text(state, "amount").status == "established"
+    assert by_text(state, "fault").status == "missing"
+    assert state.outcome == "undetermined"
+
+
 def test_a_should_not_lead_in_lists_disqualifiers():
     """ShARC train rule text: the list under "They shouldn't be:" was not read at all, so a user who is one of
     the people it excludes read as eligible once the age requirement was met."""
