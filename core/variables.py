@@ -939,16 +939,22 @@ def lead_conditions(lead_in: str, passage_id: str) -> list[Condition]:
     you:", "if you're getting:", "if both the following apply:") states none, nor does one that lists
     disqualifiers.
     """
+    texts, kind = _lead_clauses(lead_in)
+    return [_condition(text, kind, passage_id, "all") for text in texts]
+
+
+def _lead_clauses(lead_in: str) -> tuple[list[str], str]:
+    """The texts of the conditions a lead-in states besides its list, and their kind (``lead_conditions``)."""
     main = straight_quotes(lead_in).rstrip().rstrip(":").rstrip()
     if list_logic(lead_in, [])[0] == "disqualifier":
-        return []
+        return [], ""
     joined = own_condition_join(main)
     clause = _condition_clause(main[:joined.start()]) if joined is not None else _whole_condition(main)
     if clause is None:
-        return []
+        return [], ""
     text, kind = clause
     parts = [p.strip(" ,") for p in CLAUSE_LIST.split(text)] if CLAUSE_START.match(text) else [text]
-    return [_condition(p, kind, passage_id, "all") for p in parts if len(p.split()) >= 2]
+    return [p for p in parts if len(p.split()) >= 2], kind
 
 
 # What a conditional clause says when it introduces the list rather than stating a condition of its own.
@@ -1184,7 +1190,7 @@ def object_lead(item: str, lead: str) -> str:
         return ""
     joined = own_condition_join(main)
     own_list = joined.group("rest").strip() if joined is not None else ""
-    return f"if {own_list}:" if own_list and lead_conditions(main, "") else f"{main}:"
+    return f"if {own_list}:" if own_list and _lead_clauses(main)[0] else f"{main}:"
 
 
 ALTERNATIVES = ("any", "unclear")  # groups one established item meets (see ``list_logic``)
