@@ -596,11 +596,26 @@ def _months(doc, unit: str) -> list:
             if t.pos_ == "PROPN" and not t.ent_type_ and IN_UNIT["month"].fullmatch(t.text)]
 
 
+# The words a name of a time may end in ("Christmas Day", "Easter Monday", "the Bronze Age", "Autumn Term")
+TIME_HEADS = re.compile(rf"(?:{MONTH_RE}|(?:mon|tues|wednes|thurs|fri|satur|sun)day|spring|summer|autumn|fall|winter|"
+                        r"day|eve|night|morning|afternoon|evening|week|weekend|month|quarter|year|decade|century|"
+                        r"millennium|age|ages|era|period|term|semester|season|holidays?)s?", re.I)
+
+
+def _opens_a_name(ent) -> bool:
+    """A "date" that is the name of a thing, not a time: spaCy's small model reads a season or a month that
+    opens a name as a date ("Winter Fuel Payment", "the Summer Housing Grant"). Such a name has several
+    words, no digit, and ends in a capitalised word that names no time."""
+    last = ent[-1]
+    return len(ent) > 1 and last.pos_ == "PROPN" and last.text[:1].isupper() and \
+        not any(ch.isdigit() for ch in ent.text) and not TIME_HEADS.fullmatch(last.text)
+
+
 def _when(ent) -> bool:
     """A point or stretch of time, not how often something happens ("annual" for "What month is it held?")
     nor how long ("one day", "age eight"), unless said relative to something ("three years later", "within
-    4 weeks", "the last 4 weeks")."""
-    if FREQUENCY.fullmatch(ent.text.strip()):
+    4 weeks", "the last 4 weeks"), nor a name that opens with a season or a month (``_opens_a_name``)."""
+    if FREQUENCY.fullmatch(ent.text.strip()) or _opens_a_name(ent):
         return False
     doc = ent.doc
     relative = ent[-1].lower_ in TIME_AFTER or any(t.lower_ in TIME_FIRST for t in ent[:2]) or \

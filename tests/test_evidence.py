@@ -394,6 +394,21 @@ def test_a_date_asked_in_a_unit_is_given_in_it():
                         ["The Brightwater Festival may be moved."], title[:1]) is None  # "may" is no month
 
 
+def test_a_name_that_opens_with_a_season_is_no_date():
+    """The train KB's "What's the deadline for asking for a mandatory reconsideration?" had been answered
+    "Winter Fuel Payment", a benefit in a list the model labels a date; a season or a holiday said as a
+    time still is one."""
+    title = ["Mandatory reconsideration"]
+    assert answer_value("What's the deadline for asking for a mandatory reconsideration?", "DATE",
+                        ["Winter Fuel Payment"], title) is None
+    assert answer_value("When is the Brightwater Festival held?", "DATE",
+                        ["The Brightwater Festival is held on Christmas Day."], ["Brightwater Festival"]).value \
+        == "Christmas Day"
+    assert answer_value("When was the Brightwater Festival first held?", "DATE",
+                        ["The Brightwater Festival was first held in Summer 2012."], ["Brightwater Festival"]).value \
+        == "Summer 2012"
+
+
 def test_the_noun_before_number_says_which_number():
     """Helpers' fresh questions: "What's the phone number for the Winter Fuel Payment Centre?" had been
     answered "66" (from "aged 66 or over") and Kestrel's "company registration number" "40"; a phone number
