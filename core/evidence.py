@@ -604,7 +604,7 @@ TIME_HEADS = re.compile(rf"(?:{MONTH_RE}|(?:mon|tues|wednes|thurs|fri|satur|sun)
 
 def _opens_a_name(ent) -> bool:
     """A "date" that is the name of a thing, not a time: spaCy's small model reads a season or a month that
-    opens a name as a date ("Winter Fuel Payment", "the Summer Housing Grant"). Such a name has several
+    opens a name as a date (the benefit "Winter Fuel Payment", said alone in a list). Such a name has several
     words, no digit, and ends in a capitalised word that names no time."""
     last = ent[-1]
     return len(ent) > 1 and last.pos_ == "PROPN" and last.text[:1].isupper() and \
