@@ -5,7 +5,6 @@ import streamlit as st
 
 from components.common import md
 from core import calibrated
-from core.claims import with_value
 from core.types import Trace
 
 HELP = ("Each probability is a small logistic model over named features of this trace, fitted on the "
@@ -32,17 +31,6 @@ def calibrated_rows(trace: Trace) -> list[dict]:
     return rows
 
 
-def value_check_caption(trace: Trace) -> str:
-    """What the answer's value check read, in words ("" where no value was checked)."""
-    checked = trace.answer.value_check if trace.answer else None
-    filled = with_value(trace.claim, trace.answer.value) if checked is not None else None
-    if filled is None:
-        return ""
-    return (f"The answer's value put in the claim, \"{md(filled)}\", against its own sentence: entailment "
-            f"{checked.entailment:.2f}, contradiction {checked.contradiction:.2f} (value_entailed, read by P(fact "
-            f"stated): a value the sentence gives of something else is not entailed).")
-
-
 def render_calibrated(trace: Trace) -> None:
     st.subheader("Calibrated signals", anchor=False, help=HELP)
     try:
@@ -54,8 +42,6 @@ def render_calibrated(trace: Trace) -> None:
     if trace.passages and (asked := calibrated.asked_terms(trace.query.question, trace.passages[0].passage.title)):
         st.caption(f"What the question asks beyond its topic: {md(', '.join(asked))}. A sentence of the top passages "
                    f"says {calibrated.asked_found(trace):.0%} of it (asked_found, read by P(fact stated)).")
-    if caption := value_check_caption(trace):
-        st.caption(caption)
     refs = calibrated.referents(trace.query.question, trace.passages, trace.rivals)
     if len(refs) > 1:
         st.caption("The question could mean any of: " + "; ".join(md(r) for r in refs))

@@ -494,7 +494,6 @@ def features(trace: Trace) -> dict[str, float]:
     any_of = any(c.group == "any" for c in conditions)
     last_yes = bool(answers) and answers[-1].startswith("yes")
     last_no = bool(answers) and answers[-1].startswith("no")
-    checked = trace.answer.value_check if trace.answer else None
     return {
         # topic
         "dense_top": s.dense_top,
@@ -533,13 +532,6 @@ def features(trace: Trace) -> dict[str, float]:
         "evidence_overlap": max((_overlap(q_terms, t) for t in evidence_texts), default=0.0),
         "answer_type_found": s.answer_type_found,
         "asked_found": asked_found(trace),
-        # Whether the value's own sentence gives it as the asked thing ("ten years is a duration such that the
-        # obligations keep applying after termination", by NLI): an unanswerable question often asks of
-        # another entity than the sentence's (SQuAD train, where a typed value was found: raw AUROC 0.78
-        # against P(fact stated)'s 0.74; held out 0.618 -> 0.645; cross-fitted objective with fact_min moved
-        # 0.7748 -> 0.7765, chosen with a domain left out)
-        "value_checked": float(checked is not None),
-        "value_entailed": checked.entailment if checked is not None else 0.0,
         "yes_no_claim": yes_no,
         "premise_supported": s.premise_supported,
         # conditions

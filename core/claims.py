@@ -161,21 +161,6 @@ def stated_lead(sentence: str) -> tuple[str, str] | None:
     return lead, m.group("question")
 
 
-# An existential claim's open place: "There exists a time when …" or "There exists information about who is …".
-_OPEN_PLACE = re.compile(r"There exists (?:information about (?:who|what|which) (?P<about>.+)|(?P<target>(?:an?|some|the) .+))")
-
-
-def with_value(claim: Claim, value: str) -> str | None:
-    """The claim with a value in its open place, to check an answer by NLI against the sentence it comes
-    from: "There exists a time when the NDA takes effect." + "1 May 2020" -> "1 May 2020 is a time when the
-    NDA takes effect."; None where the claim has no such place (a yes/no claim, or one that leaves the
-    asked thing in the middle of its sentence)."""
-    found = _OPEN_PLACE.fullmatch(claim.text.rstrip(".")) if claim.schema == "existential" and value else None
-    if found is None:
-        return None
-    return f"{value} {found['about']}." if found["about"] else f"{value} is {found['target']}."
-
-
 def asks(sentence: str) -> bool:
     """Whether a sentence asks by its words, whatever its punctuation: a question's word order ("can i get
     it") or a wh-word first ("who designed the harlow bridge")."""

@@ -23,7 +23,7 @@ from core import models as models_mod
 from core import nli as nli_mod
 from core import settings as settings_mod
 from core.abduction import AbductionStage
-from core.claims import ClaimBuilder, with_value
+from core.claims import ClaimBuilder
 from core.evidence import EvidenceSelector, choose_answer
 from core.generation import Backend, backend_for
 from core.kb import KnowledgeBase
@@ -209,16 +209,9 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
 
 def _answer(kb: KnowledgeBase, retrieval, claim, nli: NliResult, question: str,
             settings: Mapping[str, Any]) -> AnswerChoice | None:
-    """The sentence an ANSWER cites and its value, checked by NLI: the claim with the value put in against
-    that sentence, which tells a value the sentence gives as the asked thing from one it gives of something
-    else (the question's entity swapped for another, an unanswerable SQuAD question's usual shape)."""
     openings = {doc: opening for doc in {p.passage.doc_id for p in retrieval[0]}
                 if (opening := kb.opening(doc)) is not None}
-    choice = choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli, openings)
-    filled = with_value(claim[0], choice.value) if choice else None
-    if filled is None:
-        return choice
-    return replace(choice, value_check=nli_mod.predict([(choice.sentence, filled)])[0])
+    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli, openings)
 
 
 def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,

@@ -302,9 +302,6 @@ class AnswerChoice:
     sentence: str
     value: str = ""  # the asked value, where the question asks for a type (a date, an amount) and a sentence bears one
     label: str = ""  # that value's entity label ("DATE", "MONEY")
-    # NLI of the claim with the value put in (``core.claims.with_value``) against ``sentence``: whether the
-    # sentence gives the value as the asked thing; None where no value or no such claim
-    value_check: NliScores | None = None
 
 
 @dataclass(frozen=True)

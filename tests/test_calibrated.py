@@ -643,26 +643,3 @@ def test_real_a_rate_from_another_allowance_is_refused(sample_pipeline):
     assert decide(own).action == "ANSWER"
     refusal = respond(other, decide(other)).text  # says whose value it found, and for what it was asked
     assert "Carer's Allowance is £81.90 a week" in refusal and "“Maternity Allowance”" in refusal
-
-
-def test_the_value_check_is_read_only_where_a_value_was_checked():
-    """P(fact stated) reads the NLI of the claim with the answer's value put in against the value's own
-    sentence; a trace with no checked value says nothing either way (0, flagged unchecked)."""
-    from core.types import AnswerChoice, NliScores
-    trace = factories.trace()
-    choice = AnswerChoice("p1", "The Harlow Bridge opened on 14 May 1958.", "14 May 1958", "DATE")
-    unchecked = calibrated.features(replace(trace, answer=choice))
-    assert (unchecked["value_checked"], unchecked["value_entailed"]) == (0.0, 0.0)
-    checked = calibrated.features(replace(trace, answer=replace(choice, value_check=NliScores(0.9, 0.08, 0.02))))
-    assert (checked["value_checked"], checked["value_entailed"]) == (1.0, 0.9)
-
-
-def test_the_value_check_is_shown_in_words_with_the_text_escaped():
-    from components.calibrated import value_check_caption
-    from core.types import AnswerChoice, Claim, NliScores
-    trace = replace(factories.trace(), claim=Claim("There exists a person who designed the *Arden* Lighthouse.",
-                                                   "existential"))
-    choice = AnswerChoice("p1", "Mara Voss designed the *Arden* Lighthouse.", "Mara Voss", "PERSON")
-    assert value_check_caption(replace(trace, answer=choice)) == ""
-    shown = value_check_caption(replace(trace, answer=replace(choice, value_check=NliScores(0.91, 0.07, 0.02))))
-    assert "Mara Voss is a person who designed the \\*Arden\\* Lighthouse." in shown and "entailment 0.91" in shown

@@ -388,17 +388,3 @@ def test_a_question_typed_without_its_question_mark(build, question, schema, ans
     claim = build(question)
     assert (claim.schema, claim.answer_type) == (schema, answer_type)
     assert " s " not in claim.text
-
-
-@pytest.mark.parametrize("question, value, filled", [
-    ("When did the Harlow Bridge open to traffic?", "14 May 1958",
-     "14 May 1958 is a time when the Harlow Bridge opened to traffic."),
-    ("Who was Chopin's first real piano teacher?", "Wojciech Żywny", "Wojciech Żywny is Chopin's first real piano teacher."),
-    ("How many awards was Beyoncé nominated for at the 57th annual Grammys?", "six",
-     "six is a number of awards that Beyoncé was nominated for at the 57th annual Grammys."),
-    ("Can I get Winter Fuel Payment?", "yes", None),  # a yes/no claim has no open place
-    ("When did the Harlow Bridge open to traffic?", "", None),  # no value found
-])
-def test_a_value_is_put_in_the_claims_open_place(build, question, value, filled):
-    from core.claims import with_value
-    assert with_value(build(question), value) == filled
