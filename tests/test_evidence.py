@@ -241,6 +241,34 @@ def test_candidates_for_a_value_go_by_shared_words_the_best_first_among_equals()
     assert order == [(0, "The deadline to apply is 30 June."), (0, "B."), (0, "A cat.")]
 
 
+def test_candidates_for_a_value_rank_every_passages_sentences_together():
+    """A value's sentence in the second passage that shares more of the question's words comes before the
+    first passage's sentences; among equals the better-ranked passage still comes first."""
+    order = answer_candidates("When did the bridge open?",
+                              [("A.", ["A cat.", "A."]), ("", ["The bridge opened in 1958.", "A dog."])], best_first=False)
+    assert order == [(1, "The bridge opened in 1958."), (0, "A."), (0, "A cat."), (1, "A dog.")]
+
+
+def test_the_value_asked_for_is_taken_from_a_lower_passage_that_says_it(warm):
+    """SQuAD 2.0 train, "When did Chopin last appear in public?": retrieval put first a paragraph whose
+    dates are of his last appearance with Liszt ("25 and 26 April 1841"); the answer, 16 November 1848,
+    is in the second paragraph's sentence about his last public appearance."""
+    from core.types import NliScores, PassageNli
+    texts = ("Later joint appearances included a benefit concert for the Benevolent Association of Polish Ladies "
+             "in Paris. Their last appearance together in public was for a charity concert conducted for the "
+             "Beethoven Memorial in Bonn, held at the Salle Pleyel and the Paris Conservatory on 25 and 26 April 1841.",
+             "Chopin made his last public appearance on a concert platform at London's Guildhall on 16 November "
+             "1848, when, in a final patriotic gesture, he played for the benefit of Polish refugees. By this time "
+             "he was very seriously ill, weighing under 99 pounds (i.e. less than 45 kg), and his doctors were aware "
+             "that his sickness was at a terminal stage.")
+    passages = [Passage(f"chopin{k}#0", f"chopin{k}", "Frédéric Chopin", text, 0, len(text), tuple(split_sentences(text)))
+                for k, text in enumerate(texts)]
+    ranked = [RetrievedPassage(p, k + 1, 0.6 - k / 10, 5.0, 1.0, 0.6 - k / 10) for k, p in enumerate(passages)]
+    nli = [PassageNli(p.id, NliScores(0.3, 0.6, 0.1), 1 - k, kept=True) for k, p in enumerate(passages)]
+    found = choose_answer("When did Chopin last appear in public?", "DATE", ranked, nli, {p.doc_id: p for p in passages})
+    assert found.value == "16 November 1848" and found.passage_id == "chopin1#0"
+
+
 def test_one_title_and_one_section_per_sentence_are_required():
     with pytest.raises(ValueError, match="one title, one section and one opening per sentence"):
         answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a", "b"])
