@@ -18,6 +18,12 @@
    gold-ANSWER item with a span answer (not Yes/No) is analysed by the pipeline and answered by the
    ANSWER agent as if the gate had answered; EM/F1 against the gold answer, and whether the gold
    answer appears in the response text.
+
+3. With ``--pipeline-sets``: the value the whole pipeline chose (``Trace.answer``: retrieval, several
+   passages, the NLI filter) for every gold-ANSWER question with a span answer and a typed claim, on the
+   training sets the gate is fitted on (SQuAD train articles, the train KB; TRAINING data, answers not
+   fitted) and the report sets (SQuAD held-out articles, the sample KB's two question sets). Traces come
+   from the evaluation cache (``core.evaluation.BatchRunner``), analysed where they are not there yet.
 """
 from __future__ import annotations
 
@@ -131,17 +137,40 @@ def sample_kb(show: int) -> None:
           f"{sum(contained) / n:.3f}")
 
 
+def pipeline_sets() -> None:
+    from core.evaluation import BatchRunner
+    from core.evaluation.training import training_sets
+    from core.evaluation.transfer import report_sets
+
+    sets = {**{f"{name} (TRAINING)": ds for name, ds in training_sets().items() if name in ("squad", "kb")},
+            **{f"{name} (REPORT)": ds for name, ds in report_sets().items()
+               if name in ("SQuAD held-out", "sample KB", "sample KB blind")}}
+    for name, dataset in sets.items():
+        run = BatchRunner(None).run(dataset)
+        scores = [best_scores(trace.answer.value if trace.answer else "", item.answers)
+                  for item, trace in zip(run.items, run.traces)
+                  if item.action == "ANSWER" and item.answers and trace.claim.answer_type
+                  and item.answers[0].strip().lower() not in ("yes", "no")]
+        n = len(scores) or 1
+        print(f"PIPELINE ANSWERS, {name}: {len(scores)} typed gold answers  EM {sum(e for e, _ in scores) / n:.3f}  "
+              f"F1 {sum(f for _, f in scores) / n:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--squad", default=str(TRAIN / "squad2_train_first10.json"))
     parser.add_argument("--skip-kb", action="store_true", help="SQuAD only (no retrieval or NLI model)")
     parser.add_argument("--skip-squad", action="store_true", help="the sample KB only")
     parser.add_argument("--show", type=int, default=0, help="print this many wrong answers")
+    parser.add_argument("--pipeline-sets", action="store_true",
+                        help="also the whole pipeline's typed answers on the training and report sets (cached traces)")
     args = parser.parse_args()
     if not args.skip_squad:
         squad(Path(args.squad), args.show)
     if not args.skip_kb:
         sample_kb(args.show)
+    if args.pipeline_sets:
+        pipeline_sets()
 
 
 if __name__ == "__main__":
