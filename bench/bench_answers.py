@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from core import models  # noqa: E402
 from core.claims import ClaimBuilder  # noqa: E402
 from core.evaluation.importers import read_squad2  # noqa: E402
-from core.evaluation.metrics import answer_f1, normalize_answer as normalize  # noqa: E402
+from core.evaluation.metrics import answer_f1, answer_metrics, normalize_answer as normalize  # noqa: E402
 from core.evidence import VALUE_LABELS, answer_candidates, answer_value  # noqa: E402
 from core.text import split_sentences  # noqa: E402
 
@@ -147,13 +147,13 @@ def pipeline_sets() -> None:
                if name in ("SQuAD held-out", "sample KB", "sample KB blind")}}
     for name, dataset in sets.items():
         run = BatchRunner(None).run(dataset)
-        scores = [best_scores(trace.answer.value if trace.answer else "", item.answers)
-                  for item, trace in zip(run.items, run.traces)
-                  if item.action == "ANSWER" and item.answers and trace.claim.answer_type
-                  and item.answers[0].strip().lower() not in ("yes", "no")]
-        n = len(scores) or 1
-        print(f"PIPELINE ANSWERS, {name}: {len(scores)} typed gold answers  EM {sum(e for e, _ in scores) / n:.3f}  "
-              f"F1 {sum(f for _, f in scores) / n:.3f}")
+        typed = [(item.answers, trace.answer.value if trace.answer else "")
+                 for item, trace in zip(run.items, run.traces)
+                 if item.action == "ANSWER" and item.answers and trace.claim.answer_type
+                 and item.answers[0].strip().lower() not in ("yes", "no")]
+        scores = answer_metrics([golds for golds, _ in typed], [value for _, value in typed])
+        print(f"PIPELINE ANSWERS, {name}: {scores['n']} typed gold answers  EM {scores['exact_match'] or 0:.3f}  "
+              f"F1 {scores['f1'] or 0:.3f}")
 
 
 def main() -> None:
