@@ -370,11 +370,11 @@ NEGATED_ALTERNATIVE = re.compile(r"\b(?:or|nor)\b", re.I)
 POSSESSIVE_OF = re.compile(r"\bof\s+(?:mine|yours|his|hers|ours|theirs)\b", re.I)
 
 
-def _negations(text: str) -> list[tuple[set[str], set[str]]]:
+def _negations(text: str) -> list[tuple[set[str], set[str], str]]:
     """Each negation's denied predicate, the first content word after it within its clause ("who isn't a
     relative" → relative; "I've never owned a property" → own, not property), with every content word
-    of the first thing it denies ("not be used for normal operating expenses")."""
-    out: list[tuple[set[str], set[str]]] = []
+    of the first thing it denies ("not be used for normal operating expenses") and that thing as written."""
+    out: list[tuple[set[str], set[str], str]] = []
     for m in NEGATION.finditer(text):
         rest = text[m.end():]
         stop = CLAUSE_BREAK.search(rest)
@@ -383,14 +383,19 @@ def _negations(text: str) -> list[tuple[set[str], set[str]]]:
             stems = content_words(word)
             if stems:
                 first = NEGATED_ALTERNATIVE.split(POSSESSIVE_OF.sub(" ", covered))[0]
-                out.append((stems, content_words(first)))
+                out.append((stems, content_words(first), first))
                 break
     return out
 
 
 def _negated_stems(text: str) -> set[str]:
     """The predicates the text's negations deny."""
-    return {stem for denied, _ in _negations(text) for stem in denied}
+    return {stem for denied, _, _ in _negations(text) for stem in denied}
+
+
+# A name of two or more capitalised words ("Income Support", "Employment and Support Allowance") or an
+# acronym ("ESA"): what a denial names must be what the condition names.
+NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:(?:of|and|for|the)\s+)*[A-Z][\w'-]*)+|\b[A-Z]{2,}\b")
 
 
 FAILED_TO = re.compile(r"\bfail(?:s|ed|ing)? to\b", re.I)
@@ -417,11 +422,15 @@ def denial(fact: str, condition: str) -> str:
             any(q.relation in ("<", "<=") for q in quantities.extract(condition)):
         return ""  # "I have no savings" meets "savings of less than £16,000"
     asserted = content_words(condition)
-    for denied, covered in _negations(fact):
+    named = straight_quotes(condition).lower()
+    for denied, covered, written in _negations(fact):
         # What the negation covers must say nothing the condition does not: "The loan will not be used
         # for operating expenses, but for machinery" denies no "It will be used for machinery", nor "I'm
-        # not working at all right now" "you are available for work".
-        if denied & asserted and covered <= asserted:
+        # not working at all right now" "you are available for work"; and a thing it names, the condition
+        # must name too: "I'm not on Income Support" denies nothing of "you get DLA and either Employment
+        # and Support Allowance or Universal Credit", though every word of it is there.
+        names = NAME.findall(straight_quotes(written))
+        if denied & asserted and covered <= asserted and all(n.lower() in named for n in names):
             return min(denied & asserted)
     return ""
 
@@ -460,7 +469,7 @@ def none_of_it(condition: str, facts: Sequence[str]) -> tuple[str, str] | None:
             # a number of what is capped is for arithmetic ("I work 10 hours"); an age, or earnings under a
             # cap on savings (a weekly amount against a sum held), are not
             continue
-        denied_sets = [denied for denied, _ in _negations(fact)]
+        denied_sets = [denied for denied, _, _ in _negations(fact)]
         if WITHOUT_WORK.search(fact):
             denied_sets.append(content_words("work"))
         for denied in denied_sets:
@@ -481,6 +490,9 @@ LIVING = quantities.content_stems("live living reside resident home")
 RIGHT_NOW = re.compile(r"\bright now\b", re.I)  # "I'm in Pakistan right now": "right" says nothing of the place
 FORMERLY = re.compile(r"\b(?:used to|until|formerly|previously|former|no longer|ago|left)\b|\bmov(?:e|ed|ing) (?:out|away|from)\b",
                       re.I)
+# A move to the place, said just before it: "I moved to Geneva two years ago" puts the user there since.
+MOVED_TO = re.compile(r"\b(?:mov(?:e|ed|ing)|relocat(?:e|ed|ing)|emigrat(?:e|ed|ing)|retir(?:e|ed|ing)|settl(?:e|ed|ing)|"
+                      r"came|come|coming)(?:\s+back|\s+over)?\s+(?:to|into)\s+(?:the\s+)?$", re.I)
 # What may stand between the places of one list ("Cyprus, France or Spain", "an EEA country (including
 # Switzerland)"); anything else puts them in clauses of their own ("live in the UK and work in an EEA country").
 PLACE_LIST = re.compile(r"^[\s,;()]*(?:(?:or|and|nor|the|an?|country|countries|including)[\s,;()]+)*$", re.I)
@@ -507,7 +519,7 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
     for fact in facts:
         for place in (m for m in places.mentions(fact) if m.readings or m.area):
             beside = _words_beside(fact, place)
-            if NEGATION.search(beside) or UNSURE.search(beside) or FORMERLY.search(beside):
+            if NEGATION.search(beside) or UNSURE.search(beside) or _formerly(beside, fact[:place.start]):
                 continue  # only the clause that names the place: "I live in Leeds, and I'm not in hospital"
             said = content_words(RIGHT_NOW.sub("now", beside))
             says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else said <= PRESENCE
@@ -524,6 +536,13 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
         return None
     lies, fact, explanation = verdicts[0]
     return ("established" if lies != areas[0].outside else "contradicted"), fact, explanation
+
+
+def _formerly(clause: str, before_place: str) -> bool:
+    """The clause puts the user in the place in the past ("I lived in Spain until 2019", "I left Leeds two
+    years ago"); "ago" alone after a move to it dates the move ("I moved to Geneva two years ago")."""
+    said = {m.group().lower() for m in FORMERLY.finditer(clause)}
+    return bool(said) and not (said == {"ago"} and MOVED_TO.search(before_place))
 
 
 def _without_places(text: str, spans: Sequence[places.Mention]) -> str:
@@ -593,7 +612,7 @@ def restates_denial(fact: str, condition: str) -> bool:
         said_words, said_order = content_words(said), _order_words(said)
         for words, wanted, order in alternatives:
             if words <= said_words and order <= said_order and \
-                    all(any(denied == d and covered <= c for d, c in wanted) for denied, covered in denials):
+                    all(any(denied == d and covered <= c for d, c, _ in wanted) for denied, covered, _ in denials):
                 return True
     return False
 

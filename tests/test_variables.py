@@ -398,6 +398,12 @@ def test_a_denial_is_of_what_the_condition_says():
     assert variables.denial(loan, "It will be used for normal operating expenses.") != ""
     assert variables.denial("I do not work for a charity or statutory body.",
                             "you are working for a voluntary organisation") == ""
+    # a benefit it names must be the condition's, not one sharing its words (train KB, 16 to 19 bursary)
+    said = "I've never been in care and I'm not on Income Support or Universal Credit, but I get DLA in my own name."
+    assert variables.denial(said, "you get Disability Living Allowance (DLA) in your name and either Employment "
+                                  "and Support Allowance (ESA) or Universal Credit") == ""
+    assert variables.denial(said, "you get Income Support or Universal Credit in your name") != ""
+    assert variables.denial("I don't get Jobseeker's Allowance.", "you get Jobseeker\u2019s Allowance") != ""
     assert variables.denial("I am not a small business nor private non-profit organization.",
                             "you are a small business") != ""
     # ShARC train: "nothing to do with" denies (it was read as saying the benefit is Bereavement Allowance)
@@ -1300,6 +1306,12 @@ def test_being_clear_of_another_sections_exclusions_does_not_replace_the_rule_re
     ("you live in the UK", "We moved to Lyon last year.", "contradicted"),
     ("you work in the UK", "We moved to Leeds last year.", None),  # a move says where one lives, not works
     ("you live in the UK", "We moved away from Leeds last year.", None),  # nor a move away
+    # "ago" dates a move to the place, not a stay that ended (train KB, winter fuel abroad)
+    ("you live in Switzerland or a European Economic Area (EEA) country",
+     "I'm a British pensioner, born in 1946, and I moved to Geneva two years ago.", "established"),
+    ("you live in the UK", "I moved to the UK about 3 years ago.", "established"),
+    ("you live in the UK", "I left Leeds two years ago.", None),
+    ("you live in the UK", "I lived in Leeds until two years ago.", None),
     # ShARC train: "right now" says only that the user is there; a country named with "and" is one country
     ("I am in Israel.", "I'm in Pakistan right now.", "contradicted"),
     ("I am in Bosnia and Herzegovina.", "I am currently in Israel.", "contradicted"),
