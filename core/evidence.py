@@ -482,8 +482,14 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     chosen = answer_passages(passages, nli)
     best = {n.passage_id: n.best_sentence for n in nli}
     premises = [premise_sentences(p.passage) for p in chosen]
+    closeness = None
+    if answer_type:
+        sentences = list(dict.fromkeys(t for pairs in premises for _, t in pairs))
+        vectors = models.embed([question, *sentences])
+        closeness = dict(zip(sentences, (vectors[1:] @ vectors[0]).tolist()))
     candidates = answer_candidates(question, [(dict(pairs).get(best.get(p.passage.id), ""), [t for _, t in pairs])
-                                              for p, pairs in zip(chosen, premises)], best_first=not answer_type)
+                                              for p, pairs in zip(chosen, premises)], best_first=not answer_type,
+                                   closeness=closeness)
     if not candidates:
         return None
     opening_of = [(openings or {}).get(p.passage.doc_id) for p in chosen]
@@ -496,24 +502,37 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     return AnswerChoice(chosen[owner].passage.id, sentence, found.value if found else "", found.label if found else "")
 
 
+# How many shared words a sentence's embedding cosine with the question counts for when a value is looked
+# for, in whole words (one per 0.1 of cosine, so that sentences about as close as each other stay in reading
+# order): a sentence 0.2 closer than another outweighs one more word shared ("How many times did Frédéric and
+# Liszt collaborate in performances?": "They performed together on seven occasions" names neither; "Who saves
+# Midna?": "Midna is moved by Zelda's sacrifice", not a sentence naming Zant and Midna). SQuAD train articles,
+# typed questions with a gold answer, whole pipeline: exact match 0.371 -> 0.387 of 124, F1 0.458 -> 0.472;
+# train KB unchanged (42); weights 5 to 20 alike; counting the words the title does not say twice: 0.363.
+CLOSENESS_WEIGHT = 10.0
+
+
 def answer_candidates(question: str, passages: Sequence[tuple[str, Sequence[str]]],
-                      best_first: bool = True) -> list[tuple[int, str]]:
+                      best_first: bool = True, closeness: Mapping[str, float] | None = None) -> list[tuple[int, str]]:
     """(passage position, sentence) in the order to look for the answer: per passage (its NLI-best sentence
     or "", all its sentences), the best sentence first, then the others by how many question words they
     share. Without ``best_first`` (a question for a value: a date, an amount) every sentence of every passage
-    goes by the words it shares, then by its passage's rank, the best first among equals: a wh-claim is neutral
-    to most sentences, so the NLI's best ("A surveyor will visit your home within 4 weeks") is often not the
-    one the question is about ("The deadline to apply is 30 June 2026"; train KB: 1 more of 42 typed answers
-    right, none lost), and a passage ranked first may hold a value of the asked type in a sentence about
-    something else (SQuAD train articles and the train KB: 42 typed answers changed when every passage's
+    goes by the words it shares, plus its embedding cosine with the question in words (``closeness``, sentence ->
+    cosine; ``CLOSENESS_WEIGHT``) where given, then by its passage's rank, the best first among equals: a
+    wh-claim is neutral to most sentences, so the NLI's best ("A surveyor will visit your home within 4 weeks")
+    is often not the one the question is about ("The deadline to apply is 30 June 2026"; train KB: 1 more of 42
+    typed answers right, none lost), and a passage ranked first may hold a value of the asked type in a sentence
+    about something else (SQuAD train articles and the train KB: 42 typed answers changed when every passage's
     sentences were ranked together; of the 14 with a gold answer, exact matches 1 -> 4; no verdict changed)."""
     words = {_stem(w) for w in re.findall(r"[A-Za-z0-9]+", question) if len(w) > 3}
 
     def shared(sentence: str) -> int:
         return len(words & {_stem(w) for w in re.findall(r"[A-Za-z0-9]+", sentence)})
     if not best_first:
+        close = closeness or {}
         ranked = [(i, s) for i, (best, all_sentences) in enumerate(passages) for s in all_sentences]
-        return sorted(ranked, key=lambda pair: (-shared(pair[1]), pair[0], pair[1] != passages[pair[0]][0]))
+        return sorted(ranked, key=lambda pair: (-(shared(pair[1]) + round(CLOSENESS_WEIGHT * close.get(pair[1], 0.0))),
+                                                pair[0], pair[1] != passages[pair[0]][0]))
     out = []
     for i, (best, all_sentences) in enumerate(passages):
         out += [(i, s) for s in ([best] if best else []) + sorted((s for s in all_sentences if s != best),

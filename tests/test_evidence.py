@@ -269,6 +269,27 @@ def test_the_value_asked_for_is_taken_from_a_lower_passage_that_says_it(warm):
     assert found.value == "16 November 1848" and found.passage_id == "chopin1#0"
 
 
+def test_a_value_is_looked_for_first_in_the_sentence_closest_to_the_question(warm):
+    """SQuAD 2.0 train, "How many times did Frédéric and Liszt collaborate in performances …?": the sentence
+    that says it ("They performed together on seven occasions") names neither man, so by shared words alone
+    the paragraph's first sentence came first and "two" ("The two became friends") was taken; by its
+    embedding's closeness to the question it comes first."""
+    from core.types import NliScores, PassageNli
+    text = ("The two became friends, and for many years lived in close proximity in Paris, Chopin at 38 Rue de la "
+            "Chaussée-d'Antin, and Liszt at the Hôtel de France on the Rue Lafitte, a few blocks away. They performed "
+            "together on seven occasions between 1833 and 1841. The first, on 2 April 1833, was at a benefit concert "
+            "organized by Hector Berlioz for his bankrupt Shakespearean actress wife Harriet Smithson.")
+    passage = Passage("chopin#0", "chopin", "Frédéric Chopin", text, 0, len(text), tuple(split_sentences(text)))
+    ranked = [RetrievedPassage(passage, 1, 0.6, 5.0, 1.0, 0.6)]
+    nli = [PassageNli(passage.id, NliScores(0.3, 0.6, 0.1), 0, kept=True)]
+    question = "How many times did Frédéric and Liszt collaborate in performances during the years of 1833 to 1841?"
+    found = choose_answer(question, "NUMBER", ranked, nli, {passage.doc_id: passage})
+    assert found.value == "seven" and found.sentence.startswith("They performed together")
+    # closeness counts in whole words: without it, the first sentence sharing as many words comes first
+    order = answer_candidates(question, [("", [s.text for s in passage.sentences])], best_first=False)
+    assert order[0][1].startswith("The two became friends")
+
+
 def test_one_title_and_one_section_per_sentence_are_required():
     with pytest.raises(ValueError, match="one title, one section and one opening per sentence"):
         answer_value("Who designed it?", "PERSON", ["Edith Marlowe designed it."], ["a", "b"])
