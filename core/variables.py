@@ -175,6 +175,14 @@ class VariableStage:
                 if placed is not None:
                     status, fact, explanation = placed
                     checked[i] = replace(cond, status=_flip(status, cond), support=fact, method=f"place: {explanation}")
+        # 3b. which year of a course or an apprenticeship: "the second year of my apprenticeship" is not
+        #     "the first year of their apprenticeship", which the NLI model read as entailed (0.93)
+        for i, cond in enumerate(conditions):
+            if checked[i] is None and facts:
+                ordinal = year_check(cond.text, facts)
+                if ordinal is not None:
+                    status, fact, explanation = ordinal
+                    checked[i] = replace(cond, status=_flip(status, cond), support=fact, method=f"ordinal: {explanation}")
         # 4. NLI, one batched call: each fact against the condition in the user's voice and
         #    against its negation (an SNLI model rarely says "contradiction" for "I don't smoke"
         #    vs "I smoke", but it does see that the fact entails "I do not smoke").
@@ -543,6 +551,36 @@ def _formerly(clause: str, before_place: str) -> bool:
     years ago"); "ago" alone after a move to it dates the move ("I moved to Geneva two years ago")."""
     said = {m.group().lower() for m in FORMERLY.finditer(clause)}
     return bool(said) and not (said == {"ago"} and MOVED_TO.search(before_place))
+
+
+ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5, "5th": 5}
+# "the first year of their apprenticeship", "my 2nd year of the course": which year of what
+YEAR_OF = re.compile(r"\b(?P<ordinal>" + "|".join(ORDINALS) + r")\s+year\s+of\s+(?:(?:the|their|your|my|his|her|its|an?)\s+)?"
+                     r"(?P<thing>[A-Za-z][\w'-]*)", re.I)
+
+
+IN_A_YEAR = re.compile(r"\b(?:in|during)\s+(?:(?:the|their|your|my|his|her|its)\s+)?$", re.I)
+YEAR_DONE = re.compile(r"\b(?:finish\w*|complet\w*|end\w*|after|since|passed)\b", re.I)
+
+
+def year_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | None:
+    """(status, fact, explanation) when a fact says which year of the condition's course or apprenticeship
+    the user is in: the same year establishes "in the first year of their apprenticeship", another one
+    contradicts it. The fact must name the same thing, in a clause with no negation of its own."""
+    asked = YEAR_OF.search(condition)
+    if asked is None or not IN_A_YEAR.search(condition[:asked.start()]):
+        return None  # "who have completed the first year of their apprenticeship" is met by the second year
+    wanted, thing = ORDINALS[asked["ordinal"].lower()], content_words(asked["thing"])
+    for fact in facts:
+        for said in YEAR_OF.finditer(fact):
+            clause = fact[max(b for b in [0] + [m.end() for m in CLAUSE_BREAK.finditer(fact[:said.start()])]):said.start()]
+            if not thing <= content_words(said["thing"]) or NEGATION.search(clause) or UNSURE.search(clause) or \
+                    YEAR_DONE.search(clause):
+                continue
+            year = ORDINALS[said["ordinal"].lower()]
+            return ("established" if year == wanted else "contradicted"), fact, \
+                f"year {year} of the {asked['thing']}, {'as' if year == wanted else 'not'} year {wanted}"
+    return None
 
 
 def _without_places(text: str, spans: Sequence[places.Mention]) -> str:

@@ -382,6 +382,31 @@ def test_a_bound_is_not_established_by_nli_without_a_stated_quantity(nli_model):
     assert by_text(state, "at least 1 year").status == "established"
 
 
+def test_the_year_of_an_apprenticeship_is_compared_not_guessed(nli_model):
+    """Train KB, minimum wage: "I'm 21 and just started the second year of my apprenticeship" met the age of
+    "19 or over and in the first year of their apprenticeship", and the NLI model read the rest as entailed
+    (0.93); which year is a number, compared as one."""
+    second = _minimum_wage("I'm 21 and just started the second year of my apprenticeship.")
+    first_year = by_text(second, "first year")
+    assert first_year.status == "contradicted" and "the rest: ordinal" in first_year.method, first_year
+    assert by_text(_minimum_wage("I'm 20 and I'm in my first year of my apprenticeship."), "first year").status == \
+        "established"
+
+
+@pytest.mark.parametrize("condition, fact, expected", [
+    ("in the first year of their apprenticeship", "I am on my third year of apprenticeship.", "contradicted"),
+    ("in the first year of their apprenticeship", "I'm in my first year of my apprenticeship!", "established"),
+    # completing a year is being past it, and another course's year says nothing
+    ("in the first year of their apprenticeship", "I have completed the first year of my apprenticeship.", None),
+    ("have completed the first year of their apprenticeship", "I'm in the second year of my apprenticeship.", None),
+    ("in the first year of their apprenticeship", "I'm in the second year of my degree.", None),
+    ("in the first year of their apprenticeship", "I haven't started the second year of my apprenticeship.", None),
+])
+def test_which_year_of_a_course_the_user_is_in(condition, fact, expected):
+    checked = variables.year_check(condition, [fact])
+    assert (checked[0] if checked else None) == expected, checked
+
+
 def test_a_landlord_who_isnt_a_relative_does_not_trip_the_close_relative_rule(nli_model):
     state = read("rent_support_payment.md", "Could I get the Rent Support Payment?",
                  "I rent from a private landlord who isn't a relative. I have lived at the address for 2 years.")
@@ -1225,7 +1250,7 @@ def test_the_rest_of_a_condition_whose_number_is_met_is_checked_on_its_own(nli_m
     met = by_text(state, "first year")
     assert met.text == "19 or over and in the first year of their apprenticeship"
     assert met.status == "established" and state.outcome == "satisfied", met
-    assert met.method.startswith("numeric: ") and "the rest: words" in met.method
+    assert met.method.startswith("numeric: ") and "the rest: ordinal" in met.method
 
 
 def test_a_number_met_does_not_settle_the_rest_of_its_condition(nli_model):
