@@ -168,21 +168,15 @@ class VariableStage:
                     fact, word = zero
                     checked[i] = replace(cond, status=_flip("established", cond), support=fact,
                                          method=f"numeric: the fact denies “{word}”, none of it is under any limit")
-        # 3. places, by the gazetteer: "I live in Cardiff" meets "you live in the UK"
+        # 3. places, by the gazetteer: "I live in Cardiff" meets "you live in the UK"; and which year of a
+        #    course or an apprenticeship: "the second year of my apprenticeship" is not "in the first year of
+        #    their apprenticeship", which the NLI model read as entailed (0.93)
         for i, cond in enumerate(conditions):
-            if checked[i] is None and facts:
-                placed = place_check(cond.text, facts)
-                if placed is not None:
-                    status, fact, explanation = placed
-                    checked[i] = replace(cond, status=_flip(status, cond), support=fact, method=f"place: {explanation}")
-        # 3b. which year of a course or an apprenticeship: "the second year of my apprenticeship" is not
-        #     "the first year of their apprenticeship", which the NLI model read as entailed (0.93)
-        for i, cond in enumerate(conditions):
-            if checked[i] is None and facts:
-                ordinal = year_check(cond.text, facts)
-                if ordinal is not None:
-                    status, fact, explanation = ordinal
-                    checked[i] = replace(cond, status=_flip(status, cond), support=fact, method=f"ordinal: {explanation}")
+            for method, check in (("place", place_check), ("ordinal", year_check)):
+                found = check(cond.text, facts) if checked[i] is None and facts else None
+                if found is not None:
+                    status, fact, explanation = found
+                    checked[i] = replace(cond, status=_flip(status, cond), support=fact, method=f"{method}: {explanation}")
         # 4. NLI, one batched call: each fact against the condition in the user's voice and
         #    against its negation (an SNLI model rarely says "contradiction" for "I don't smoke"
         #    vs "I smoke", but it does see that the fact entails "I do not smoke").
