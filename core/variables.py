@@ -567,7 +567,7 @@ def year_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | N
     wanted, thing = ORDINALS[asked["ordinal"].lower()], content_words(asked["thing"])
     for fact in facts:
         for said in YEAR_OF.finditer(fact):
-            clause = fact[max(b for b in [0] + [m.end() for m in CLAUSE_BREAK.finditer(fact[:said.start()])]):said.start()]
+            clause = fact[_clause_span(fact, said.start(), said.end())[0]:said.start()]  # its clause, up to it
             if not thing <= content_words(said["thing"]) or NEGATION.search(clause) or UNSURE.search(clause) or \
                     YEAR_DONE.search(clause):
                 continue
@@ -584,12 +584,16 @@ def _without_places(text: str, spans: Sequence[places.Mention]) -> str:
     return text
 
 
+def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the clause of ``text`` that holds ``text[start:end]`` begins and ends (``CLAUSE_BREAK``)."""
+    breaks = [0] + [b for m in CLAUSE_BREAK.finditer(text) for b in (m.start(), m.end())] + [len(text)]
+    return max(b for b in breaks if b <= start), min(b for b in breaks if b >= end)
+
+
 def _words_beside(text: str, place: places.Mention) -> str:
     """The clause of ``text`` that names the place, without its name ("I live in Leeds but I work in
     Paris": "I work in" for Paris)."""
-    breaks = [0] + [b for m in CLAUSE_BREAK.finditer(text) for b in (m.start(), m.end())] + [len(text)]
-    start = max(b for b in breaks if b <= place.start)
-    end = min(b for b in breaks if b >= place.end)
+    start, end = _clause_span(text, place.start, place.end)
     return text[start:place.start] + " " + text[place.end:end]
 
 
