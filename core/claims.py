@@ -92,6 +92,13 @@ STATED_LEAD = re.compile(rf"^(?P<lead>[^?]+?)(?:,|;|\s[-–—]\s)\s*(?:(?:so|an
 CLAUSE_VERB = re.compile(r"\b(?:am|is|are|was|were|been|have|has|had|do|does|did)\b|\w['’](?:m|s|re|ve)\b", re.I)
 _FIRST_PERSON = r"(?:i|i'm|i've|we|we're|my|our)\b"
 FIRST_PERSON_LEAD = re.compile(rf"^{_FIRST_PERSON}", re.I)
+# … and a wh-question after what the asker states of themselves ("we're a small firm taking on a 17 year old
+# apprentice, how much grant do we get?"); a lead about anything else names what the question is about
+# ("Harlow's old swing bridge, when did it open?") and stays with it, as does a goal the question asks how to
+# reach ("I want to vote by post, what do I do?").
+STATED_LEAD_WH = re.compile(rf"^(?P<lead>{_FIRST_PERSON}[^?]+?)(?:,|;)\s*(?:(?:so|and|but)\s+)?"
+                            rf"(?P<question>(?:{_WH})\b[^?]*\?)\s*$", re.I)
+GOAL = re.compile(r"\b(?:want|wants|need|needs|like|wish|hope|plan|planning|trying)\s+to\b", re.I)
 # … and the same typed with no comma, where only the asker's own words can lead ("im 70 can i get it").
 STATED_LEAD_UNMARKED = re.compile(rf"^(?P<lead>{_FIRST_PERSON}[^?,;]*?)\s+(?P<question>(?:{AUXILIARIES})"
                                   r"(?:n't)?\s+(?:i|we)\b[^?]*\?)\s*$", re.I)
@@ -144,11 +151,14 @@ def _positive(m: re.Match) -> str:
 
 
 def stated_lead(sentence: str) -> tuple[str, str] | None:
-    """(what the user states, the yes/no question) of a sentence that states something before it asks:
-    "My mum is 84, can she get a bus pass?" → ("My mum is 84", "can she get a bus pass?"). None for a
+    """(what the user states, the question) of a sentence that states something before it asks: "My mum
+    is 84, can she get a bus pass?" → ("My mum is 84", "can she get a bus pass?"). None for a
     scene the question is asked in ("If I move to Spain, can I …?"), a topic with no verb of its own
     ("The Harlow Bridge, is it …?") or a short reply ("Sounds good, can I apply?")."""
     m = STATED_LEAD.match(sentence.strip()) or STATED_LEAD_UNMARKED.match(sentence.strip())
+    if m is None:
+        m = STATED_LEAD_WH.match(sentence.strip())
+        m = None if m is None or GOAL.search(m.group("lead")) else m
     if m is None:
         return None
     lead = m.group("lead").strip()
@@ -194,7 +204,9 @@ def wh_question_first(text: str) -> str:
     if m.group("sep") != ",":
         return question
     first = lead.split()[0].lower()
-    if first not in SUBORDINATE and first not in ADVERBIAL_LEAD:
+    # a participle opens a scene too ("Going on the lighthouse tour this summer, how many steps …?")
+    participle = first.endswith("ing") and voice.known_verb(first)
+    if first not in SUBORDINATE and first not in ADVERBIAL_LEAD and not participle:
         # "Yes, what is the fee?", "Sounds good, can I apply?": a reply, no scene to keep; a longer lead
         # may state what the question is about ("Harlow's old swing bridge, when did it open?") and stays
         return question if len(lead.split()) <= REPLY_WORDS else text
@@ -650,15 +662,15 @@ def _do_verb(tokens) -> int | None:
     stop = next((i for i, t in enumerate(tokens[2:], start=2) if t.pos_ in ("ADP", "SCONJ", "PUNCT")
                  or t.lower_ in WH_WORDS or t.lower_ in SUBORDINATE), len(tokens))
     verbs = [i for i in range(2, len(tokens)) if tokens[i].tag_ == "VB" or tokens[i].pos_ == "VERB"]
-    before = [i for i in verbs if i < stop] + [  # a known verb form, unless a noun follows ("wind turbine")
-        i for i in range(2, stop) if voice.known_verb(tokens[i].text) and tokens[i].text[:1].islower()
-        and not (i + 1 < len(tokens) and tokens[i + 1].pos_ in ("NOUN", "PROPN"))]
+    before = [i for i in verbs if i < stop] + [  # a known verb form, unless a noun or a base-form verb follows
+        i for i in range(2, stop) if voice.known_verb(tokens[i].text) and tokens[i].text[:1].islower()  # ("wind
+        and not (i + 1 < len(tokens) and (tokens[i + 1].pos_ in ("NOUN", "PROPN") or tokens[i + 1].tag_ == "VB"))]  # turbine", "bus pass get")
     after_name = [i for i in range(2, stop) if tokens[i].pos_ in ("NOUN", "VERB") and tokens[i].text[:1].islower()
                   and tokens[i - 1].pos_ in ("PROPN", "PRON")]
     words = [i for i in range(2, len(tokens)) if tokens[i].is_alpha]
     last = words[-1] if words and tokens[words[-1]].text[:1].islower() \
         and tokens[words[-1]].pos_ in ("NOUN", "VERB", "ADJ", "ADV") else None
-    return (before or after_name or verbs or [last])[0]
+    return (sorted(before) or after_name or verbs or [last])[0]
 
 
 def _subject_end(tokens) -> int:

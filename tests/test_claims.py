@@ -74,6 +74,12 @@ def build():
     ("Apart from the burial itself, how much does the payment give for flowers?", "existential",
      "There exists an amount such that the payment gives for flowers apart from the burial itself.", "MONEY"),
     ("Yes, what is the fee?", "existential", "There exists information about the fee.", "MONEY"),
+    ("Going on the Arden Lighthouse tour this summer, how many steps is it to the top?", "existential",
+     "There exists a number of steps that it is to the top going on the Arden Lighthouse tour this summer.", "NUMBER"),
+    # what the asker states of themselves before a wh-question is said, not asked
+    ("we're a small firm taking on a 17 year old apprentice, how much grant do we get for them in total?",
+     "existential", "There exists an amount of grant that we get for them in total.", "MONEY"),
+    ("I'm 70, when can I claim it?", "existential", "There exists a time when I can claim it.", "DATE"),
     ("Sounds good, can I apply?", "polar", "I can apply.", ""),
     # a wh-word in an embedded clause of a yes/no question asks nothing of its own
     ("Under my NDA with Microsoft, can I tell my wife what I'm working on?", "polar",
@@ -272,6 +278,16 @@ def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
      "There exists something that the first iPod cost when it launched in 2001.", ""),
     ("How much electricity does a typical wind turbine generate?",
      "There exists an amount of electricity that a typical wind turbine generates.", "MEASURE"),
+    # the first of two verbs is the one "do" inflects, unless it is the subject's noun before a base form
+    ("When did the iPhone start outselling the iPod?", "There exists a time when the iPhone started outselling the iPod.",
+     "DATE"),
+    ("How much does a Copernicus Accelerator mentor get paid?",
+     "There exists an amount such that a Copernicus Accelerator mentor gets paid.", "MONEY"),
+    ("Why did Chopin request being cut open after his death?",
+     "There exists a reason why Chopin requested being cut open after his death.", ""),
+    ("Does my bus pass get me onto the river ferries?", "My bus pass gets me onto the river ferries.", ""),
+    ("How long does the fast train take from Varnholm to Tessby?",
+     "There exists a duration such that the fast train takes from Varnholm to Tessby.", "DURATION"),
 ])
 def test_a_subject_wh_phrase_contracted_auxiliaries_and_do_questions(build, question, text, answer_type):
     claim = build(question)

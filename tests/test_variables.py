@@ -279,6 +279,13 @@ def test_a_wh_question_without_its_question_mark_states_no_fact():
     assert variables._fact_sentences(Query("My mum is 84, can she get a bus pass?")) == ("My mum is 84",)
 
 
+def test_what_the_asker_states_before_a_wh_question_is_a_fact_and_a_goal_is_not():
+    """Sample-KB phrasing: the apprentice's age was said in the question and every condition stayed open."""
+    question = "we're a small firm taking on a 17 year old apprentice, how much grant do we get for them in total?"
+    assert variables._fact_sentences(Query(question)) == ("we're a small firm taking on a 17 year old apprentice",)
+    assert variables._fact_sentences(Query("I want to vote by post, what do I do?")) == ()
+
+
 def test_a_fact_typed_without_capitals_is_still_a_sentence_of_its_own(monkeypatch):
     """"I am 71. can i get the winter fuel payment?": the age before a lowercase question is a fact (the
     question and the age had been one sentence, which states nothing as a question)."""
