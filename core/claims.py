@@ -63,7 +63,8 @@ SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
 # ("30GB"), "How much time" for a duration. A name after it is a scheme ("How much Child Benefit").
 MONEY_NOUNS = frozenset({"money", "cash", "tax", "rent", "salary", "pay", "wage", "interest", "funding", "income",
                          "compensation", "grant", "allowance", "benefit", "pension", "fine", "penalty", "debt",
-                         "deposit", "charge", "credit", "loan", "support", "help", "budget", "revenue", "profit"})
+                         "deposit", "charge", "credit", "loan", "support", "help", "budget", "revenue", "profit",
+                         "bonus", "payment", "refund", "discount", "award", "bursary", "subsidy"})
 
 
 _WH = "|".join(sorted(WH_WORDS))
@@ -342,6 +343,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         return measure
     if wh == "how" and len(tokens) > 1 and tokens[1].lower_ in ("much", "many", "long", "old", "soon", "quickly", "often"):
         wh, start = f"how {HOW_LONG.get(tokens[1].lower_, tokens[1].lower_)}", 2
+    elif wh == "how" and len(tokens) > 3 and tokens[1].lower_ in ("big", "large") and tokens[2].lower_ in ("a", "an"):
+        wh, start = "how much", 3  # "How big a bonus will the Treasury add?" asks how much bonus
     elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "far" and tokens[2].lower_ in ("ahead", "back", "in"):
         # "How far ahead can I claim?", "How far back can a claim be backdated?": a length of time
         wh, start = "how long", 3 + (tokens[2].lower_ == "in" and len(tokens) > 3 and tokens[3].lower_ == "advance")
@@ -352,6 +355,9 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     target, answer_type = WH_TARGET[wh]
     noun, plural = "", False
     head, end = _wh_noun_phrase(tokens, start) if wh in ("what", "which", "whose", "how many", "how much") else (None, start)
+    if head is not None and wh in ("how many", "how much") and end < len(tokens) and tokens[end].tag_ == "POS":
+        owned_head, owned_end = _wh_noun_phrase(tokens, end + 1)  # "how much | jobseeker's | allowance"
+        head, end = (owned_head, owned_end) if owned_head is not None else (head, end)
     if head is not None:
         noun = _join(tokens[start:end])
         lemma = tokens[head].lemma_.lower()

@@ -278,6 +278,13 @@ def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
      "There exists something that the first iPod cost when it launched in 2001.", ""),
     ("How much electricity does a typical wind turbine generate?",
      "There exists an amount of electricity that a typical wind turbine generates.", "MEASURE"),
+    # a possessive inside the asked noun phrase belongs to it; "how big a" asks how much; a payment is money
+    ("how much jobseeker's allowance would i get a week?",
+     "There exists an amount of jobseeker's allowance that I would get a week.", "MONEY"),
+    ("How big a bonus will the Treasury add to my account?",
+     "There exists an amount of bonus that the Treasury will add to my account.", "MONEY"),
+    ("how much winter fuel payment will we get this year?",
+     "There exists an amount of winter fuel payment that we will get this year.", "MONEY"),
     # the first of two verbs is the one "do" inflects, unless it is the subject's noun before a base form
     ("When did the iPhone start outselling the iPod?", "There exists a time when the iPhone started outselling the iPod.",
      "DATE"),
