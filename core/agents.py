@@ -31,7 +31,8 @@ from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, N
 from core.variables import object_lead, still_open
 
 TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount",
-              "NUMBER": "the number", "DURATION": "the duration", "MEASURE": "the measurement"}
+              "NUMBER": "the number", "DURATION": "the duration", "MEASURE": "the measurement",
+              "PROCEDURE": "the way to do it"}
 ANSWER_MODES = ("auto", "extractive", "generated")
 MAX_CHOICES = 4  # documents a "which one do you mean" question lists
 

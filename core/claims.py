@@ -208,10 +208,36 @@ def wh_question_first(text: str) -> str:
     # a participle opens a scene too ("Going on the lighthouse tour this summer, how many steps …?")
     participle = first.endswith("ing") and voice.known_verb(first)
     if first not in SUBORDINATE and first not in ADVERBIAL_LEAD and not participle:
+        topic = _named_topic(lead, question)
+        if topic is not None:
+            return topic
         # "Yes, what is the fee?", "Sounds good, can I apply?": a reply, no scene to keep; a longer lead
-        # may state what the question is about ("Harlow's old swing bridge, when did it open?") and stays
+        # stays with the question
         return question if len(lead.split()) <= REPLY_WORDS else text
     return f"{question[:-1].rstrip()} {lead[0].lower()}{lead[1:]}?"
+
+
+# A lead that names what the question's pronoun stands for: a noun phrase, opened by a determiner or a
+# possessive or holding a name ("The Harlow Bridge, is it open on Sundays?", "Harlow's old swing bridge, when
+# did it open?"), with no verb of its own.
+TOPIC_OPENING = re.compile(r"^(?:the|this|that|these|those|my|our|your|his|her|their)\b|^[A-Z]\w*['’]s\b"
+                           r"|^\S+\s+(?:\S+\s+)*?[A-Z]", re.I)
+THIRD_PERSON = re.compile(r"\b(?:it|they|them|he|him|she|her)\b", re.I)
+
+
+def _named_topic(lead: str, question: str) -> str | None:
+    """The question with the lead in place of its first third-person pronoun, or None when the lead names
+    no topic (a verb of its own, a reply) or the question has no such pronoun."""
+    words = re.findall(r"[A-Za-z]+(?:['’][a-z]+)?", lead)
+    plain_words = [re.sub(r"['’]s$", "", w) for w in words]
+    if not TOPIC_OPENING.match(lead) or any(voice.known_verb(w.lower()) for w in plain_words if w[:1].islower()) \
+            or CLAUSE_VERB.search(re.sub(r"['’]s\b", "", lead)) or FIRST_PERSON_LEAD.match(lead):
+        return None
+    pronoun = THIRD_PERSON.search(question)
+    if pronoun is None:
+        return None
+    topic = lead[0].lower() + lead[1:] if lead.split()[0].lower() in ("the", "this", "that", "these", "those") else lead
+    return f"{question[:pronoun.start()]}{topic}{question[pronoun.end():]}"
 
 
 @dataclass(frozen=True)
@@ -353,6 +379,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
     elif wh == "how" and len(tokens) > 2 and tokens[1].lower_ == "come":
         wh, start = "why", 2  # "How come the fee is not refunded?": a reason, in statement order
     target, answer_type = WH_TARGET[wh]
+    if wh == "how" and _asks_a_procedure(tokens):
+        answer_type = "PROCEDURE"
     noun, plural = "", False
     head, end = _wh_noun_phrase(tokens, start) if wh in ("what", "which", "whose", "how many", "how much") else (None, start)
     if head is not None and wh in ("how many", "how much") and end < len(tokens) and tokens[end].tag_ == "POS":
@@ -489,6 +517,19 @@ def _phrase_end(tokens, k: int) -> int:
 def _negation_follows(tokens) -> bool:
     """The auxiliary that opens ``tokens`` is negated, with more to come ("can't I …", "did not find …")."""
     return len(tokens) > 2 and tokens[1].lower_ in NEGATIONS
+
+
+# "How do I apply …?", "How can we renew …?": the asker asks what to do, answered by a sentence that says how
+# ("Apply online through the Benefits Office …"); not "How do I know if …?", which asks whether.
+PROCEDURE_AUXILIARIES = frozenset("do does can could should must".split())
+PROCEDURE_ASKERS = frozenset("i we you one".split())
+NOT_PROCEDURES = frozenset("know tell feel think".split())
+
+
+def _asks_a_procedure(tokens) -> bool:
+    if len(tokens) < 4 or tokens[1].lower_ not in PROCEDURE_AUXILIARIES or tokens[2].lower_ not in PROCEDURE_ASKERS:
+        return False
+    return tokens[3].pos_ in ("VERB", "AUX") and tokens[3].lemma_.lower() not in NOT_PROCEDURES | {"be"}
 
 
 def _asks_the_subject(wh: str, tokens, noun_phrase: bool = False) -> bool:

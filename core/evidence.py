@@ -252,7 +252,17 @@ VALUE_LABELS = {
     "PLACE": frozenset({"GPE", "LOC", "FAC"}), "MONEY": frozenset({"MONEY"}),
     "NUMBER": frozenset({"CARDINAL", "QUANTITY", "PERCENT", "MONEY"}),
     "DURATION": frozenset({"DATE", "TIME", "QUANTITY"}), "MEASURE": frozenset({"QUANTITY", "CARDINAL"}),
+    "PROCEDURE": frozenset({"PROCEDURE"}),  # a sentence that says how (``_says_how``), no entity
 }
+# What says how a thing is done: a channel, a form, an office or a manner ("Apply online through …", "by post
+# to the Warm Homes Office", "with form CA1", "by giving 30 days' written notice").
+MEANS = re.compile(r"\b(?:online|by (?:post|phone|telephone|e-?mail|letter|giving|writing|sending|calling|filling|completing|"
+                   r"contacting|visiting)|in person|in writing|written notice|form|website|through|via|at (?:any|your|the|one)|"
+                   r"call|contact|visit|send|write to|fill in|complete)\b", re.IGNORECASE)
+HOW_TO = re.compile(r"\bhow to\b", re.IGNORECASE)
+# Asking how to get a thing is asking how to apply for it: "How can I get the bus pass?" is answered under "How to
+# apply"; each word is matched by its first four letters, as the asked verb is.
+GETTING = ("get", "obta", "clai", "appl", "requ", "rece")
 PLACE_PREPOSITIONS = frozenset({"in", "at", "near", "from"})
 # Words that name the same kind of value: a "ticket price" is answered by a fare or a cost.
 KIND_SYNONYMS = {
@@ -380,6 +390,8 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     question_low = plain(question)
     names = {_stem(t.text) for t in q_doc if t.pos_ == "PROPN" or (t.ent_type_ and t.ent_type_ not in VALUE_LABELS["NUMBER"] | {"DATE", "TIME"})}
     names -= {_stem(w) for w in WH_WORDS}
+    if answer_type == "PROCEDURE":
+        return _says_how(q_doc, s_docs, sections, names, named_by, titles, about_entity)
     kind = _kind_noun(q_doc)
     kind = "" if _stem(kind) in COUNTED_ANY else kind  # "How many times": any noun counts occurrences
     kind = "" if kind in GENERIC_KIND else kind
@@ -417,6 +429,33 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
                                           _distance(e, anchors_names, len(doc))))
         return AnswerValue(i, re.sub(r"['\u2019]s?$", "", _with_currency(best).text), best.label_)
     return None
+
+
+def _says_how(q_doc, s_docs, sections: Sequence[str], names: set[str], named_by: Sequence[set[str]],
+              titles: Sequence[str], about_entity: bool) -> AnswerValue | None:
+    """The first sentence that says how to do what a procedural question asks ("How do I apply for Carer's
+    Allowance?"): about the asked entity (as for a value), naming the asked verb or a word formed from it
+    ("apply", "application"), and either under a heading that says how to ("## How to apply") or saying by
+    what means (``MEANS``). Its value is the sentence itself: a procedure has no entity to extract."""
+    how = next((t.i for t in q_doc if t.lower_ == "how"), None)
+    verb = next((t for t in q_doc[how + 3:] if t.pos_ in ("VERB", "AUX")), None) if how is not None else None
+    if verb is None:
+        return None
+    root = verb.lemma_.lower()[:4]  # "appl": apply, applies, application
+    roots = GETTING if root in GETTING else (root,)
+    under_heading, saying_how = [], []
+    for i, doc in enumerate(s_docs):
+        if about_entity and names and not names & (_words(doc) | named_by[i] | _initials(titles[i])):
+            continue
+        heading = bool(HOW_TO.search(sections[i])) and any(r in sections[i].lower() for r in roots)
+        named = any(t.lemma_.lower().startswith(roots) or t.lower_.startswith(roots) for t in doc)
+        if named and (heading or MEANS.search(doc.text)):
+            saying_how.append(i)
+        elif heading:
+            under_heading.append(i)
+    # the sentence that names the asked verb first ("Apply at any public library …"), then the rest of its section
+    best = (saying_how or under_heading or [None])[0]
+    return AnswerValue(best, s_docs[best].text.strip(), "PROCEDURE") if best is not None else None
 
 
 # A currency sign written as its own token before an amount: "£", "$", "US$", "€" …

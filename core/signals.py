@@ -27,6 +27,7 @@ ANSWER_TYPE_LABELS = {
     "PERSON": {"PERSON", "ORG"}, "DATE": {"DATE", "TIME"}, "PLACE": {"GPE", "LOC", "FAC", "ORG", "PERSON", "NORP"},
     "MONEY": {"MONEY"}, "NUMBER": {"CARDINAL", "QUANTITY", "PERCENT", "MONEY", "DATE"},
     "DURATION": {"DATE", "TIME", "QUANTITY", "CARDINAL"}, "MEASURE": {"QUANTITY", "CARDINAL"},
+    "PROCEDURE": {"PROCEDURE"},  # a sentence that says how to do what is asked (``core.evidence``)
 }
 
 

@@ -74,6 +74,13 @@ def build():
     ("Apart from the burial itself, how much does the payment give for flowers?", "existential",
      "There exists an amount such that the payment gives for flowers apart from the burial itself.", "MONEY"),
     ("Yes, what is the fee?", "existential", "There exists information about the fee.", "MONEY"),
+    # a lead that names what the question's pronoun stands for takes the pronoun's place
+    ("Harlow's old swing bridge, when did it open?", "existential",
+     "There exists a time when Harlow's old swing bridge opened.", "DATE"),
+    ("The Harlow Bridge, is it open on Sundays?", "polar", "The Harlow Bridge is open on Sundays.", ""),
+    ("The Brightwater Festival, who founded it?", "existential",
+     "There exists a person who founded the Brightwater Festival.", "PERSON"),
+    ("OK, when does it start?", "existential", "There exists a time when it starts.", "DATE"),
     ("Going on the Arden Lighthouse tour this summer, how many steps is it to the top?", "existential",
      "There exists a number of steps that it is to the top going on the Arden Lighthouse tour this summer.", "NUMBER"),
     # what the asker states of themselves before a wh-question is said, not asked
@@ -278,6 +285,12 @@ def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
      "There exists something that the first iPod cost when it launched in 2001.", ""),
     ("How much electricity does a typical wind turbine generate?",
      "There exists an amount of electricity that a typical wind turbine generates.", "MEASURE"),
+    # the asker asking what to do asks for a procedure; how a third party does a thing, or whether, does not
+    ("How do I apply for Carer's Allowance?", "There exists a way in which I apply for Carer's Allowance.", "PROCEDURE"),
+    ("how can i get the older person's bus pass?", "There exists a way in which I can get the older person's bus pass.",
+     "PROCEDURE"),
+    ("How does the Treasury pay the bonus?", "There exists a way in which the Treasury pays the bonus.", ""),
+    ("How do I know if I qualify?", "There exists a way in which I know if I qualify.", ""),
     # a possessive inside the asked noun phrase belongs to it; "how big a" asks how much; a payment is money
     ("how much jobseeker's allowance would i get a week?",
      "There exists an amount of jobseeker's allowance that I would get a week.", "MONEY"),

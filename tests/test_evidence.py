@@ -584,3 +584,28 @@ def test_a_value_comes_from_the_sentence_the_question_is_about_not_the_nli_best(
     nli = [PassageNli(passage.id, NliScores(0.3, 0.6, 0.1), surveyor, kept=True)]
     found = choose_answer("When is the deadline to apply for the home insulation grant?", "DATE", ranked, nli)
     assert found.value == "30 June 2026" and "deadline" in found.sentence
+
+
+def test_a_procedure_is_a_sentence_that_says_how_under_its_heading_or_by_what_means():
+    """Sample-KB policy pages: "How do I apply …?" was answered from whatever the claim's NLI liked best,
+    and asked of a page with no procedure it was answered all the same."""
+    title, section = "Older Person's Bus Pass", "Older Person's Bus Pass > How to apply"
+    sentences = ["The pass gives free travel on all local buses in Calvera.",
+                 "A replacement for a lost, stolen or damaged pass costs £10.",
+                 "Apply at any public library or council customer service centre."]
+    # the sentence naming the asked verb first, though another of its section comes before it;
+    # getting a thing is applying for it
+    for question in ("How do I apply for the Older Person's Bus Pass?", "how can i get the older person's bus pass?"):
+        found = answer_value(question, "PROCEDURE", sentences, [title] * 3,
+                             sections=["Older Person's Bus Pass > What the pass covers", section, section])
+        assert (found.index, found.label) == (2, "PROCEDURE") and found.value.startswith("Apply at any public library")
+    # no heading: the asked verb with the means to do it
+    contract = ["7.1 This Agreement continues for 2 years.",
+                "7.2 Either Party may terminate this Agreement earlier by giving 30 days' written notice to the other."]
+    found = answer_value("How can we terminate the agreement?", "PROCEDURE", contract, ["Mutual NDA"] * 2)
+    assert found is not None and found.index == 1
+    # a page about the thing that never says how: nothing found, so the answer-type check abstains
+    assert answer_value("How do I renew my bus pass?", "PROCEDURE", sentences[:2], [title] * 2) is None
+    # another entity's procedure does not answer
+    assert answer_value("How do I apply for Carer's Allowance?", "PROCEDURE", sentences, [title] * 3,
+                        sections=[section] * 3) is None

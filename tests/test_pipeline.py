@@ -215,6 +215,18 @@ def test_no_number_of_the_asked_kind_is_no_answer_type_found(sample_pipeline, qu
     assert sample_pipeline.analyze(make_query(question)).signals.answer_type_found == 0.0
 
 
+def test_a_procedure_is_answered_by_the_sentence_that_says_how_and_not_where_none_does(sample_pipeline):
+    from core.agents import AnswerAgent
+    from core.types import Decision
+    trace = sample_pipeline.analyze(make_query("How do I apply for Carer's Allowance?"))
+    assert trace.claim.answer_type == "PROCEDURE" and trace.signals.answer_type_found == 1.0
+    response = AnswerAgent(mode="extractive").run(trace, Decision("ANSWER", "default_answer", "", ()))
+    assert response.answer.startswith("Apply online") and "form CA1" in response.answer
+    # the knowledge base covers the thing asked about, or something like it, and never says how
+    for question in ("How do I renew my passport?", "How do I apply for Jobseeker's Allowance?"):
+        assert sample_pipeline.analyze(make_query(question)).signals.answer_type_found == 0.0, question
+
+
 def test_a_yes_no_question_asked_with_circumstances_told_is_about_the_asker():
     """ShARC train: "Is this child a dependent child?" after "My spouse died 7 October 2002." turns on
     what the user told, though it says neither "I" nor "my"; a factual question does not."""

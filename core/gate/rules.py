@@ -109,7 +109,8 @@ RULES: tuple[Rule, ...] = (
     ("answer_type", "ABSTAIN",
      lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
                    _cmp("premise_supported", s.premise_supported, "==", 0)],
-     "The question asks for a value of a kind (date, amount, person, place) the evidence does not contain. "
+     "The question asks for a value of a kind (date, amount, person, place) the evidence does not contain, or "
+     "asks how to do something no sentence says how to do. "
      "(Before the condition rules: a value the evidence does not hold cannot be given however the user's "
      "conditions are settled.)"),
     ("unknown_name", "ABSTAIN",
