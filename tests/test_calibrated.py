@@ -323,6 +323,20 @@ def test_real_points_a_scenario_settles_are_no_longer_undecided(sample_pipeline)
     assert later["scenario_words_first_turn"] == 0.0 < later["scenario_words"]
 
 
+def test_real_a_list_one_item_meets_is_read_as_met_on_a_first_turn(sample_pipeline):
+    """The Blue Parking Permit's "any of the following": being registered blind decides that list, whatever its
+    other items say; the feature is the scenario's alone, so a later turn leaves it at 0."""
+    from core.pipeline import make_query
+    question = "Can I get a Blue Parking Permit?"
+    bare = calibrated.features(sample_pipeline.analyze(make_query(question)))
+    told = calibrated.features(sample_pipeline.analyze(make_query(question, "I am 40 and registered blind.")))
+    later = calibrated.features(sample_pipeline.analyze(make_query(
+        question, "I am 40 and registered blind.", [("Are you aged 3 or over?", "Yes")])))
+    assert bare["alternative_met_first_turn"] == 0.0
+    assert told["alternative_met_first_turn"] == 1.0
+    assert later["alternative_met_first_turn"] == 0.0
+
+
 def test_real_the_dense_match_is_read_apart_for_a_wh_question(sample_pipeline):
     """How closely the best passage matches the question enters P(fact stated) once more for a wh-question only:
     a contract's standard hypotheses match every contract alike."""
