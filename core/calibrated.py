@@ -41,8 +41,8 @@ from core.quantities import singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
-from core.variables import (ALTERNATIVES, FIRST_PERSON, GENERIC_ASK, NO, YES, all_required_met, conditions_apply,
-                            content_words, follow_up_support)
+from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, YES, all_required_met, conditions_apply, content_words,
+                            follow_up_support, met_alternatives)
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
@@ -580,8 +580,7 @@ def features(trace: Trace) -> dict[str, float]:
         # return if they take: … 4 weeks or less of unpaid Parental Leave") established by the scenario before
         # any follow-up: the rule is decided whatever the other items say (ShARC train, cross-fitted: objective
         # 0.7758 -> 0.7766, every fold draw up; at any turn: 0.7759)
-        "alternative_met_first_turn": first_turn * float(any(c.group in ALTERNATIVES and c.status == "established"
-                                                             for c in conditions)),
+        "alternative_met_first_turn": first_turn * float(bool(met_alternatives(conditions))),
         "scenario_words_first_turn": first_turn * scenario_words,
         "last_answer_yes": float(last_yes),
         "last_answer_no": float(last_no),

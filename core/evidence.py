@@ -410,7 +410,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     for i in bearing + [i for i in range(len(s_docs)) if i not in bearing]:
         doc = s_docs[i]
         words = _words(doc)
-        if about_entity and names and not names & (words | named_by[i] | _initials(titles[i])):
+        if about_entity and not _names_the_entity(names, words, named_by[i], titles[i]):
             continue  # about another entity
         if kind_stems and not kind_stems & words:
             continue  # a number, but not of the kind asked ("How many robots" vs "12 employees")
@@ -431,6 +431,13 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     return None
 
 
+def _names_the_entity(names: set[str], words: set[str], around: set[str], title: str) -> bool:
+    """A sentence (its word stems ``words``) is about the question's names when it says one of them, or its
+    title, section or opening does (``around``), or its title's initials do; a question naming nothing asks
+    about whatever the sentence is about."""
+    return not names or bool(names & (words | around | _initials(title)))
+
+
 def _says_how(q_doc, s_docs, sections: Sequence[str], names: set[str], named_by: Sequence[set[str]],
               titles: Sequence[str], about_entity: bool) -> AnswerValue | None:
     """The first sentence that says how to do what a procedural question asks ("How do I apply for Carer's
@@ -445,7 +452,7 @@ def _says_how(q_doc, s_docs, sections: Sequence[str], names: set[str], named_by:
     roots = GETTING if root in GETTING else (root,)
     under_heading, saying_how = [], []
     for i, doc in enumerate(s_docs):
-        if about_entity and names and not names & (_words(doc) | named_by[i] | _initials(titles[i])):
+        if about_entity and not _names_the_entity(names, _words(doc), named_by[i], titles[i]):
             continue
         heading = bool(HOW_TO.search(sections[i])) and any(r in sections[i].lower() for r in roots)
         named = any(t.lemma_.lower().startswith(roots) or t.lower_.startswith(roots) for t in doc)

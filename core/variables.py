@@ -1257,14 +1257,15 @@ def _alternative_group(c: Condition) -> tuple[str, str, str]:
     return c.passage_id, c.group, c.lead
 
 
-def _met_alternatives(conditions) -> set[tuple[str, str, str]]:
+def met_alternatives(conditions) -> set[tuple[str, str, str]]:
+    """The any/unclear lists (``_alternative_group``) one of whose items is established: each is decided."""
     return {_alternative_group(c) for c in conditions if c.group in ALTERNATIVES and c.status == "established"}
 
 
 def still_open(conditions) -> list[Condition]:
     """Missing conditions that can still change the outcome (an "any" or "unclear" group already met
     needs no more, see ``combine``)."""
-    met = _met_alternatives(conditions)
+    met = met_alternatives(conditions)
     return [c for c in conditions if c.status == "missing" and _alternative_group(c) not in met]
 
 
@@ -1287,7 +1288,7 @@ def combine(conditions: list[Condition] | tuple[Condition, ...]) -> str:
             any(all(c.status == "contradicted" for c in group) for group in alternatives.values()):
         return "failed"
     all_ok = all(c.status == "established" for c in all_group)
-    alternatives_ok = set(alternatives) <= _met_alternatives(conditions)
+    alternatives_ok = set(alternatives) <= met_alternatives(conditions)
     return "satisfied" if all_ok and alternatives_ok else "undetermined"
 
 
