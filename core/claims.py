@@ -219,9 +219,11 @@ def wh_question_first(text: str) -> str:
 
 # A lead that names what the question's pronoun stands for: a noun phrase, opened by a determiner or a
 # possessive or holding a name ("The Harlow Bridge, is it open on Sundays?", "Harlow's old swing bridge, when
-# did it open?"), with no verb of its own.
-TOPIC_OPENING = re.compile(r"^(?:the|this|that|these|those|my|our|your|his|her|their)\b|^[A-Z]\w*['’]s\b"
-                           r"|^\S+\s+(?:\S+\s+)*?[A-Z]", re.I)
+# did it open?"), with no verb of its own. A name is capitalised, so only the determiners ignore case; the
+# asker's own "my" or "our" opens a statement (``FIRST_PERSON_LEAD``).
+DETERMINERS = ("the", "this", "that", "these", "those")
+TOPIC_OPENING = re.compile(rf"^(?i:{'|'.join(DETERMINERS)}|your|his|her|their)\b|^[A-Z]\w*['’]s\b"
+                           r"|^\S+\s+(?:\S+\s+)*?[A-Z]")
 THIRD_PERSON = re.compile(r"\b(?:it|they|them|he|him|she|her)\b", re.I)
 
 
@@ -236,7 +238,7 @@ def _named_topic(lead: str, question: str) -> str | None:
     pronoun = THIRD_PERSON.search(question)
     if pronoun is None:
         return None
-    topic = lead[0].lower() + lead[1:] if lead.split()[0].lower() in ("the", "this", "that", "these", "those") else lead
+    topic = lead[0].lower() + lead[1:] if lead.split()[0].lower() in DETERMINERS else lead
     return f"{question[:pronoun.start()]}{topic}{question[pronoun.end():]}"
 
 

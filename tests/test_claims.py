@@ -81,6 +81,7 @@ def build():
     ("The Brightwater Festival, who founded it?", "existential",
      "There exists a person who founded the Brightwater Festival.", "PERSON"),
     ("OK, when does it start?", "existential", "There exists a time when it starts.", "DATE"),
+    ("Thanks a lot, when does it open?", "existential", "There exists a time when it opens.", "DATE"),
     ("Going on the Arden Lighthouse tour this summer, how many steps is it to the top?", "existential",
      "There exists a number of steps that it is to the top going on the Arden Lighthouse tour this summer.", "NUMBER"),
     # what the asker states of themselves before a wh-question is said, not asked
