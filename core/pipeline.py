@@ -250,7 +250,7 @@ def _signals(kb: KnowledgeBase, retrieval, evidence, question_features: Question
     return SignalStage(**settings).run(
         claim=claim[0], passages=passages, nli=nli.nli, variables=variables, features=question_features,
         passage_vectors=_vectors(kb, passages), pair_contradiction=nli.pair_contradiction,
-        evidence_entity_labels=[{answer.label}] if answer and answer.label else [], subgraph=kg, evidence=evidence)
+        value_label=answer.label if answer else "", subgraph=kg, evidence=evidence)
 
 
 def _premises(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult, variables: VariableState,

@@ -655,15 +655,35 @@ def _scale(q: Quantity) -> float:
     return 1.0
 
 
+# An age the user will reach ("I'll be 66 next year", "I turn 19 next month", "she's turning 5 in
+# September"): the words before it, or a bare "turn(s)/turning" with a time to come after it.
+_FUTURE_AGE_BEFORE = re.compile(r"(?:\b(?:will|shall|gonna)|'ll|\bgoing\s+to)\s+(?:(?:only|just|soon|then|finally)\s+)?"
+                                r"(?:be\s+)?(?:turning\s+|turn\s+|reaching\s+|reach\s+)?$")
+_TURNING = re.compile(r"\bturn(?:s|ing)?\s+$")
+_TIME_TO_COME = re.compile(r"^\s*(?:years?\s+old\s+)?(?:next|in|on|this|later|soon|by|before|at\s+the\s+end|tomorrow)\b")
+
+
+def _future_age(low: str, q: Quantity) -> bool:
+    """Whether an age is one the person will reach, not their age now."""
+    before, after = low[:q.span[0]], low[q.span[1]:]
+    return bool(_FUTURE_AGE_BEFORE.search(before) or (_TURNING.search(before) and _TIME_TO_COME.match(after)))
+
+
 def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Interval]]:
     """Each quantity a fact states, plus those it implies: a birth year gives an age, a start
-    year ("I moved here in 2019") a duration up to now."""
+    year ("I moved here in 2019") a duration up to now, and an age to come ("I'll be 66 next year",
+    undated) an age now below it."""
     readings = []
     previous_end = 0
-    for q in extract(fact):
+    low = _normalise(fact)
+    stated = extract(fact)
+    for q in stated:
         after_previous, previous_end = previous_end, q.span[1]
         if _in_question(fact, q.span[0]):
             continue  # "Are you over 65? No" states nothing about the age
+        if q.kind == "age" and q.relation == "==" and _future_age(low, q) and _dated(fact, q, [(y, None) for y in stated]) is None:
+            readings.append((q, _Interval(q.value - 1, True, q.value, False)))
+            continue
         readings.append((q, _Interval.of(q.value * _scale(q), q.relation)))
         if q.kind != "year" or q.relation not in ("==", ">="):
             continue

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from core.evidence import VALUE_LABELS
 from core.types import (Abduction, Claim, EvidenceSelection, PassageNli, RetrievedPassage, Signals, Subgraph,
                         VariableState)
 
@@ -21,14 +22,6 @@ VAGUE = {"some", "several", "many", "few", "various", "certain", "stuff", "thing
          "sometime", "lot", "much", "it"}
 COMPARE_WORDS = {"compare", "compared", "versus", "vs", "difference", "better", "worse", "more", "less"}
 WORD = re.compile(r"[a-z0-9]+")
-# Which spaCy entity labels satisfy each expected answer type. The small English model often
-# labels invented place names as PERSON or ORG ("Tessby"), so a place accepts any proper name.
-ANSWER_TYPE_LABELS = {
-    "PERSON": {"PERSON", "ORG"}, "DATE": {"DATE", "TIME"}, "PLACE": {"GPE", "LOC", "FAC", "ORG", "PERSON", "NORP"},
-    "MONEY": {"MONEY"}, "NUMBER": {"CARDINAL", "QUANTITY", "PERCENT", "MONEY", "DATE"},
-    "DURATION": {"DATE", "TIME", "QUANTITY", "CARDINAL"}, "MEASURE": {"QUANTITY", "CARDINAL"},
-    "PROCEDURE": {"PROCEDURE"},  # a sentence that says how to do what is asked (``core.evidence``)
-}
 
 
 @dataclass(frozen=True)
@@ -179,14 +172,13 @@ def topic_spread(vectors: np.ndarray) -> float:
     return float(1.0 - upper.mean())
 
 
-def answer_type_found(answer_type: str, entity_labels: list[set[str]]) -> float:
-    """1 when some evidence sentence holds an entity of the type the question asks for. The
-    pipeline passes the label of the value ``core.evidence.answer_value`` found in an
-    answer-bearing sentence (about the asked entity, of the asked kind), or nothing."""
-    if not answer_type or answer_type not in ANSWER_TYPE_LABELS:
+def answer_type_found(answer_type: str, value_label: str) -> float:
+    """1 when the question asks for no kind of value the evidence reader knows (``core.evidence.VALUE_LABELS``,
+    which also says which entity labels each kind may carry), or when ``core.evidence.answer_value`` found one
+    in an answer-bearing sentence (about the asked entity, of the asked kind): ``value_label``, its label."""
+    if answer_type not in VALUE_LABELS:
         return 1.0
-    wanted = ANSWER_TYPE_LABELS[answer_type]
-    return 1.0 if any(labels & wanted for labels in entity_labels) else 0.0
+    return 1.0 if value_label else 0.0
 
 
 @dataclass(frozen=True)
@@ -202,7 +194,7 @@ class SignalStage:
 
     def run(self, *, claim: Claim, passages: tuple[RetrievedPassage, ...], nli: tuple[PassageNli, ...],
             variables: VariableState, features: QuestionFeatures, passage_vectors: np.ndarray,
-            pair_contradiction: float, evidence_entity_labels: list[set[str]],
+            pair_contradiction: float, value_label: str,
             subgraph: Subgraph | None = None, evidence: EvidenceSelection | None = None) -> Signals:
         dense_top = max((p.dense for p in passages), default=0.0)
         conf = self.confidence(dense_top) if passages else 0.0
@@ -219,7 +211,7 @@ class SignalStage:
             evidence_coverage=evidence_coverage(evidence), ambiguity=amb,
             ambiguity_heuristics=dict(features.ambiguity), topic_spread=spread,
             nli_conflict=pair_contradiction, sufficiency=suff,
-            answer_type_found=answer_type_found(claim.answer_type, evidence_entity_labels),
+            answer_type_found=answer_type_found(claim.answer_type, value_label),
             answerability=conf * cov * (1 - amb) * (1 - spread),
             incompleteness=variables.incompleteness, n_conditions=len(variables.conditions),
             n_missing=n_missing, n_contradicted=sum(c.status == "contradicted" for c in variables.conditions),

@@ -263,6 +263,31 @@ def test_check_status(condition, facts, status):
     assert result.status == status, result.explanation
 
 
+@pytest.mark.parametrize("condition, facts, status", [
+    ("be aged 66 or over", ["I will be 66 next year."], "contradicted"),  # 65 now
+    ("be aged 66 or over", ["I'll be 67 in March."], "established"),  # 66 now
+    ("be aged 66 or over", ["I turned 66 last year."], "established"),  # an age reached is the age now
+    ("be under 19", ["I turn 19 next month."], "established"),  # 18 now, not 19
+    ("be 18 or over", ["I will be 18 in two weeks."], "contradicted"),
+    ("be 60 or over", ["I'm going to be 61 next week."], "established"),
+    ("be under 15", ["Right now I'm fourteen.", "I'll be turning 15 in August."], "established"),
+    ("have a child under 5", ["My son will be 5 in September."], "established"),
+])
+def test_an_age_to_come_bounds_the_age_now(condition, facts, status):
+    """"I'll be 66 next year" says the user is 65 now: read as the age now, it met "66 or over" and failed "under
+    19" for someone who turns 19 next month (a ShARC train scenario's "I'll be turning 15 in August" beside
+    "I'm fourteen" left "under 15" undecided)."""
+    result = check(condition, facts, reference_year=YEAR)
+    assert result is not None, f"no numeric verdict for {condition!r} vs {facts!r}"
+    assert result.status == status, result.explanation
+
+
+def test_an_age_to_come_on_a_date_is_that_date_s_age():
+    """A year after the age dates it, as before: "I turn 66 in August 2025" is 66 on 21 September 2025."""
+    result = check("be aged 66 or over on 21 September 2025", ["I turn 66 in August 2025."], reference_year=YEAR)
+    assert result is not None and result.status == "established", result
+
+
 @pytest.mark.parametrize("condition, facts", [
     ("The applicant lives in Scotland.", ["I am 67"]),  # condition has no quantity
     ("The applicant is over 65.", ["I live in Scotland."]),  # no fact has one

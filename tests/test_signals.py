@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from core import models
-from core.signals import question_features
+from core.signals import answer_type_found, question_features
 
 
 def heuristics(question: str, has_context: bool = False) -> dict[str, float]:
@@ -76,3 +76,14 @@ def test_how_many_asks_for_a_count_it_is_not_a_vague_quantity(question, vague):
 ])
 def test_an_incomplete_comparison_lacks_its_other_side(question, compares):
     assert heuristics(question)["incomplete_comparison"] == compares
+
+
+@pytest.mark.parametrize("answer_type, value_label, found", [
+    ("DATE", "DATE", 1.0),  # the evidence reader found a date in an answer-bearing sentence
+    ("DATE", "", 0.0),  # it found none
+    ("PLACE", "PERSON", 1.0),  # a town the small model calls a person, read as a place after "in"
+    ("", "", 1.0),  # a question for no kind of value: nothing to miss
+    ("REASON", "", 1.0),  # a kind the reader does not look for
+])
+def test_answer_type_found_is_whether_the_reader_found_a_value(answer_type, value_label, found):
+    assert answer_type_found(answer_type, value_label) == found
