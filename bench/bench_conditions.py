@@ -49,7 +49,7 @@ from core.claims import ClaimBuilder  # noqa: E402
 from core.kb import Document, chunk_document  # noqa: E402
 from core.pipeline import make_query  # noqa: E402
 from core.types import Condition  # noqa: E402
-from core.variables import VariableStage, extract_conditions, follow_up_support  # noqa: E402
+from core.variables import VariableStage, as_read, extract_conditions, follow_up_support  # noqa: E402
 
 TRAIN = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "train"
 TOKEN = re.compile(r"[a-z0-9£$%']+")
@@ -134,7 +134,7 @@ def fact_checks(utterances: list[dict], trees: dict, limit: int, show: int) -> N
             text = statement(q)
             conditions.append(Condition(text=text, user_voice=voice.to_user_voice(text), kind="bullet",
                                         passage_id=u["tree_id"]))
-        checked = stage._check(conditions, make_query(u["question"], u["scenario"]))
+        checked = stage.check(conditions, make_query(u["question"], u["scenario"]))
         for (q, want), c in zip(gold.items(), checked):
             confusion[(want, c.status)] += 1
             if want != c.status and want != "missing" and shown < show:
@@ -178,7 +178,7 @@ def history_matching(utterances: list[dict], trees: dict) -> None:
         gold = [" ".join(s.strip() for s in ([x for x in spans if not x.rstrip().endswith(":")] or spans))
                 for spans in (trees[tree_id]["questions"][q] for q, _ in history)]
         pairs = [(i, next(j for j, (q, a) in enumerate(history) if c.support == follow_up_support(q, a)))
-                 for i, c in enumerate(stage._by_history(conditions, make_query(u["question"], history=history)))
+                 for i, c in enumerate(stage._by_history(conditions, as_read(make_query(u["question"], history=history))))
                  if c is not None]
         matched += len(pairs)
         correct += sum(token_f1(conditions[i].text, gold[j]) >= MATCH_F1 for i, j in pairs)

@@ -60,6 +60,14 @@ ELIGIBILITY = re.compile(r"\b(can|could|may|will)\s+(?:usually\s+|still\s+|only\
 CARVE_OUT = re.compile(r",?\s*\b(?:unless|except(?:\s+(?:if|when|where|for|that))?|other than|apart from)\b", re.I)
 
 
+def as_read(query: Query) -> Query:
+    """The user's words as the condition reader reads them: quotes straightened and contractions typed without
+    their apostrophe restored ("I havent been offered a place" denies being offered one), in the question, the
+    scenario and the replies to follow-ups."""
+    return replace(query, question=with_apostrophes(query.question), scenario=with_apostrophes(query.scenario),
+                   history=tuple((straight_quotes(q), with_apostrophes(a)) for q, a in query.history))
+
+
 @dataclass(frozen=True)
 class VariableStage:
     """Find the conditions of the best evidence and check them against the user's facts."""
@@ -80,8 +88,7 @@ class VariableStage:
         """``only_document``: the knowledge base holds this document alone, so a question about the asker
         can only be about its rule ("Can I get Winter Fuel Payment?" of a passage headed "2. Eligibility"
         that says "the payment"); whether it is about it at all is P(topic)'s to say."""
-        query = replace(query, question=with_apostrophes(query.question), scenario=with_apostrophes(query.scenario),
-                        history=tuple((straight_quotes(q), with_apostrophes(a)) for q, a in query.history))
+        query = as_read(query)
         known = known_variables(query)
         if personal is None:
             personal = bool(FIRST_PERSON.search(query.question))
@@ -109,6 +116,10 @@ class VariableStage:
         incompleteness = len(missing) / denominator if denominator else 0.0
         return VariableState(known=known_all, conditions=tuple(conditions), missing=missing,
                              incompleteness=incompleteness, outcome=outcome if conditions else "none")
+
+    def check(self, conditions: Sequence[Condition], query: Query) -> list[Condition]:
+        """The conditions with their status from the user's facts, read as ``run`` reads them (``as_read``)."""
+        return self._check(list(conditions), as_read(query))
 
     def _decisive(self, sections: Iterable[list[Condition]], query: Query) -> list[Condition]:
         """The conditions of the first other passage of the document that the user's facts settle without

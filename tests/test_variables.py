@@ -772,6 +772,17 @@ def test_real_a_negation_typed_without_its_apostrophe_still_denies(nli_model):
     assert offered.status == "contradicted" and offered.method.startswith("negation")
 
 
+def test_real_check_reads_the_facts_as_run_does(nli_model):
+    """``VariableStage.check`` (what bench_conditions.py scores) restores a typed contraction as ``run`` does;
+    the bench called ``_check``, which read "I havent been offered a place" as restating the condition."""
+    from core.types import Condition, Query
+    offered = Condition(text="have been offered a place on a course", user_voice="I have been offered a place on a course.",
+                        kind="bullet", passage_id="p")
+    query = Query("Can I apply for a Tier 4 (General) student visa?", "I havent been offered a place on this course.")
+    checked = VariableStage().check([offered], query)[0]
+    assert checked.status == "contradicted" and checked.method.startswith("negation")
+
+
 def test_a_loose_list_is_read_by_the_conjunction_its_items_end_with():
     """ShARC train rules (training data): items ending in "OR" under a lead-in that names no condition
     are alternatives; under "… because:" nothing says which (unclear); a heading's items stay requirements."""
