@@ -669,10 +669,33 @@ def _future_age(low: str, q: Quantity) -> bool:
     return bool(_FUTURE_AGE_BEFORE.search(before) or (_TURNING.search(before) and _TIME_TO_COME.match(after)))
 
 
+# An age given by its decade: "I'm in my 70s", "we're both in our early forties", "she's in her late teens".
+_DECADE_WORDS = {"teens": 10, "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
+                 "seventies": 70, "eighties": 80, "nineties": 90}
+_DECADE = re.compile(r"\bin\s+(?P<whose>my|his|her|their|our)\s+(?:(?P<part>early|mid|late)[\s-]*)?"
+                     r"(?:(?P<digit>[1-9])0'?s|(?P<word>" + "|".join(_DECADE_WORDS) + r"))\b")
+# The years of a decade each part covers: early 20s are 20-23, mid 23-26, late 26-29 (teens run 13-19).
+_DECADE_PART = {None: (0, 10), "early": (0, 4), "mid": (3, 7), "late": (6, 10)}
+
+
+def _decade_ages(fact: str) -> list[tuple[Quantity, _Interval]]:
+    """The ages a fact gives by their decade, each with the years it covers."""
+    low = _normalise(fact)
+    out = []
+    for m in _DECADE.finditer(low):
+        decade = int(m["digit"]) * 10 if m["digit"] else _DECADE_WORDS[m["word"]]
+        lo, hi = _DECADE_PART[m["part"]]
+        lo, hi = (max(decade + lo, 13), decade + hi) if decade == 10 else (decade + lo, decade + hi)
+        subject = "" if m["whose"] in ("my", "our") else _subject(low, m.start(), "")
+        quantity = Quantity(float(decade), "age", "years", "==", (m.start(), m.end()), subject, fact[m.start():m.end()])
+        out.append((quantity, _Interval(lo, True, hi, False)))
+    return out
+
+
 def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Interval]]:
     """Each quantity a fact states, plus those it implies: a birth year gives an age, a start
-    year ("I moved here in 2019") a duration up to now, and an age to come ("I'll be 66 next year",
-    undated) an age now below it."""
+    year ("I moved here in 2019") a duration up to now, an age to come ("I'll be 66 next year",
+    undated) an age now below it, and a decade ("I'm in my 70s") the years it covers."""
     readings = []
     previous_end = 0
     low = _normalise(fact)
@@ -698,7 +721,9 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
         elif words & _START_WORDS:
             months = _Interval((reference_year - year - 1) * 12, False, (reference_year - year + 1) * 12, False)
             readings.append((_replace(q, kind="duration", unit="months"), months))
-    return readings
+    decades = _decade_ages(fact)
+    inside = [r for r in readings if any(d.span[0] <= r[0].span[0] < d.span[1] for d, _ in decades)]
+    return [r for r in readings if r not in inside] + decades
 
 
 # "Can my daughter get a permit?": the rules' "you" is the daughter, whose age the user gives as hers.

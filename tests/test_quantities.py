@@ -282,6 +282,23 @@ def test_an_age_to_come_bounds_the_age_now(condition, facts, status):
     assert result.status == status, result.explanation
 
 
+@pytest.mark.parametrize("condition, fact, status", [
+    ("be aged 66 or over", "I am a pensioner in my 70s.", "established"),
+    ("be aged 60 or over", "I'm in my sixties.", "established"),
+    ("be aged 60 or over", "My husband and I are both in our 40s.", "contradicted"),  # "our" includes the user
+    ("be under 25", "I'm in my early twenties.", "established"),
+    ("be under 25", "I'm in my late twenties.", "contradicted"),
+    ("be aged 66 or over", "I'm in my sixties.", None),  # 60 to 69: either side of 66
+    ("be under 19", "I'm in my late teens.", None),
+    ("be aged 80 or over", "My mum is in her 80s.", None),  # the mother's age, not the user's
+])
+def test_an_age_by_its_decade_covers_its_years(condition, fact, status):
+    """"I'm in my 70s" is an age of 70 to 79: it meets "66 or over" by arithmetic (a ShARC train scenario's "in
+    our 40s" and ConditionalQA's "in my early thirties" were read as no age at all)."""
+    result = check(condition, [fact], reference_year=YEAR)
+    assert (result.status if result else None) == status, result
+
+
 def test_an_age_to_come_on_a_date_is_that_date_s_age():
     """A year after the age dates it, as before: "I turn 66 in August 2025" is 66 on 21 September 2025."""
     result = check("be aged 66 or over on 21 September 2025", ["I turn 66 in August 2025."], reference_year=YEAR)
