@@ -692,6 +692,24 @@ def _decade_ages(fact: str) -> list[tuple[Quantity, _Interval]]:
     return out
 
 
+def _born(clause_words: set[str]) -> str:
+    """Whose birth a clause dates: the user's ("I was born in 1950"), or the one person word it names besides
+    ("my son was born in 2019": a child's, not the user's)."""
+    if clause_words & {"i", "im"}:
+        return ""
+    named = {_PERSON[w] for w in clause_words if _PERSON.get(w)}
+    return named.pop() if len(named) == 1 else ""
+
+
+# A year named relative to this one ("I moved here last year"; not "in the last year", the past twelve months).
+_RELATIVE_YEAR = re.compile(r"(?<!\bthe )\b(?P<which>last|this) year\b")
+
+
+def _relative_years(fact: str, low: str, reference_year: int) -> list[Quantity]:
+    return [Quantity(float(reference_year - (m["which"] == "last")), "year", "year", "==", (m.start(), m.end()),
+                     text=fact[m.start():m.end()]) for m in _RELATIVE_YEAR.finditer(low)]
+
+
 def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Interval]]:
     """Each quantity a fact states, plus those it implies: a birth year gives an age, a start
     year ("I moved here in 2019") a duration up to now, an age to come ("I'll be 66 next year",
@@ -700,7 +718,7 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
     previous_end = 0
     low = _normalise(fact)
     stated = extract(fact)
-    for q in stated:
+    for q in sorted(stated + _relative_years(fact, low, reference_year), key=lambda q: q.span):
         after_previous, previous_end = previous_end, q.span[1]
         if _in_question(fact, q.span[0]):
             continue  # "Are you over 65? No" states nothing about the age
@@ -717,7 +735,7 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
         year = math.floor(q.value)
         if words & {"born", "birth"}:
             age = _Interval(reference_year - year - 1, True, reference_year - year, True)
-            readings.append((_replace(q, kind="age", unit="years"), age))
+            readings.append((_replace(q, kind="age", unit="years", subject=_born(words)), age))
         elif words & _START_WORDS:
             months = _Interval((reference_year - year - 1) * 12, False, (reference_year - year + 1) * 12, False)
             readings.append((_replace(q, kind="duration", unit="months"), months))

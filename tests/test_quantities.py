@@ -299,6 +299,30 @@ def test_an_age_by_its_decade_covers_its_years(condition, fact, status):
     assert (result.status if result else None) == status, result
 
 
+@pytest.mark.parametrize("condition, fact, status", [
+    ("be aged 18 or over", "My son was born in 2019.", None),  # the son's birth: no age of the user's
+    ("have a child under 5", "My son was born in 2022.", "established"),
+    ("be aged 66 or over", "My wife and I were born in 1950.", "established"),
+    ("be aged 66 or over", "I was born in 1950 and my daughter in 1980.", "established"),
+])
+def test_a_birth_year_dates_the_birth_of_whoever_the_clause_names(condition, fact, status):
+    """"My son was born in 2019" gave the user an age of 5 and failed "18 or over" (and said nothing of the
+    child, whose age the condition asked)."""
+    result = check(condition, [fact], reference_year=YEAR)
+    assert (result.status if result else None) == status, result
+
+
+@pytest.mark.parametrize("condition, fact, status", [
+    ("have lived in Calvera for at least 3 years", "I moved here last year.", "contradicted"),
+    ("have lived in Calvera for at least 3 years", "We moved to Calvera this year.", "contradicted"),
+    ("have lived in Calvera for at least 1 year", "I moved here last year.", None),  # 0 to 2 years: either side
+    ("have lived in Calvera for at least 3 years", "I moved here in the last year.", None),  # twelve months, unread
+])
+def test_last_year_and_this_year_are_years(condition, fact, status):
+    result = check(condition, [fact], reference_year=YEAR)
+    assert (result.status if result else None) == status, result
+
+
 def test_an_age_to_come_on_a_date_is_that_date_s_age():
     """A year after the age dates it, as before: "I turn 66 in August 2025" is 66 on 21 September 2025."""
     result = check("be aged 66 or over on 21 September 2025", ["I turn 66 in August 2025."], reference_year=YEAR)
