@@ -233,6 +233,7 @@ def extract(text: str) -> list[Quantity]:
     return sorted(found, key=lambda q: q.span)
 
 
+HOURS_IN_A_WEEK = 7 * 24
 _LOWER, _UPPER = frozenset({">=", ">"}), frozenset({"<=", "<"})
 # What joins the two bounds of a range: "at least 16 and under 19", "over 18 but not yet 25"
 _BOUND_JOIN = re.compile(r"\s*,?\s*(?:and|but)\s+(?:[a-z']+\s+){0,3}")
@@ -939,6 +940,11 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
             if fact_q.kind == "money" and cond_q.kind == "money" and cond_q.unit == f"{fact_q.unit}/year":
                 # "I earn about £40,000" against "earn less than £100,000 a year": earnings stated without
                 # a period are yearly ones (against "£113 a week" the period stays unknown: not comparable)
+                fact_q = _replace(fact_q, unit=cond_q.unit)
+            if fact_q.kind == cond_q.kind == "hours" and fact_q.unit == "hours" and cond_q.unit == "hours/week" \
+                    and fact_iv.hi <= HOURS_IN_A_WEEK:
+                # "I work part-time, about 20 hours" against "at least 16 hours a week": hours of work or care
+                # told without their period are a week's, when a week can hold them
                 fact_q = _replace(fact_q, unit=cond_q.unit)
             if _compat_key(fact_q) != key or (cond_q.label and fact_q.label
                                                and _content_stem(cond_q.label) != _content_stem(fact_q.label)):

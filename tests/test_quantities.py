@@ -323,6 +323,17 @@ def test_last_year_and_this_year_are_years(condition, fact, status):
     assert (result.status if result else None) == status, result
 
 
+@pytest.mark.parametrize("condition, fact, status", [
+    ("work at least 16 hours a week", "I work part-time, about 20 hours.", "established"),
+    ("spend at least 35 hours a week caring for someone", "I look after my mum about 40 hours.", "established"),
+    ("work less than 24 hours a week", "I work 30 hours.", "contradicted"),
+    ("work at least 16 hours a week", "I did 200 hours of volunteering.", None),  # more than a week holds
+])
+def test_hours_told_without_their_period_are_a_week_s(condition, fact, status):
+    result = check(condition, [fact], reference_year=YEAR)
+    assert (result.status if result else None) == status, result
+
+
 def test_an_age_to_come_on_a_date_is_that_date_s_age():
     """A year after the age dates it, as before: "I turn 66 in August 2025" is 66 on 21 September 2025."""
     result = check("be aged 66 or over on 21 September 2025", ["I turn 66 in August 2025."], reference_year=YEAR)
