@@ -675,8 +675,9 @@ _DECADE_WORDS = {"teens": 10, "twenties": 20, "thirties": 30, "forties": 40, "fi
                  "seventies": 70, "eighties": 80, "nineties": 90}
 _DECADE = re.compile(r"\bin\s+(?P<whose>my|his|her|their|our)\s+(?:(?P<part>early|mid|late)[\s-]*)?"
                      r"(?:(?P<digit>[1-9])0'?s|(?P<word>" + "|".join(_DECADE_WORDS) + r"))\b")
-# The years of a decade each part covers: early 20s are 20-23, mid 23-26, late 26-29 (teens run 13-19).
+# The years of a decade each part covers (early 20s are 20-23, mid 23-26, late 26-29), and of the teens (13-19).
 _DECADE_PART = {None: (0, 10), "early": (0, 4), "mid": (3, 7), "late": (6, 10)}
+_TEEN_PART = {None: (13, 20), "early": (13, 16), "mid": (14, 18), "late": (17, 20)}
 
 
 def _decade_ages(fact: str) -> list[tuple[Quantity, _Interval]]:
@@ -685,8 +686,7 @@ def _decade_ages(fact: str) -> list[tuple[Quantity, _Interval]]:
     out = []
     for m in _DECADE.finditer(low):
         decade = int(m["digit"]) * 10 if m["digit"] else _DECADE_WORDS[m["word"]]
-        lo, hi = _DECADE_PART[m["part"]]
-        lo, hi = (max(decade + lo, 13), decade + hi) if decade == 10 else (decade + lo, decade + hi)
+        lo, hi = _TEEN_PART[m["part"]] if decade == 10 else (decade + d for d in _DECADE_PART[m["part"]])
         subject = "" if m["whose"] in ("my", "our") else _subject(low, m.start(), "")
         quantity = Quantity(float(decade), "age", "years", "==", (m.start(), m.end()), subject, fact[m.start():m.end()])
         out.append((quantity, _Interval(lo, True, hi, False)))
@@ -723,7 +723,8 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
         after_previous, previous_end = previous_end, q.span[1]
         if _in_question(fact, q.span[0]):
             continue  # "Are you over 65? No" states nothing about the age
-        if q.kind == "age" and q.relation == "==" and _future_age(low, q) and _dated(fact, q, [(y, None) for y in stated]) is None:
+        if q.kind == "age" and q.relation == "==" and _future_age(low, q) and \
+                _dated(fact, q, [(y, None) for y in stated]) is None:
             readings.append((q, _Interval(q.value - 1, True, q.value, False)))
             continue
         readings.append((q, _Interval.of(q.value * _scale(q), q.relation)))
