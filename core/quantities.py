@@ -680,9 +680,8 @@ _DECADE_PART = {None: (0, 10), "early": (0, 4), "mid": (3, 7), "late": (6, 10)}
 _TEEN_PART = {None: (13, 20), "early": (13, 16), "mid": (14, 18), "late": (17, 20)}
 
 
-def _decade_ages(fact: str) -> list[tuple[Quantity, _Interval]]:
-    """The ages a fact gives by their decade, each with the years it covers."""
-    low = _normalise(fact)
+def _decade_ages(fact: str, low: str) -> list[tuple[Quantity, _Interval]]:
+    """The ages a fact (``low``: its ``_normalise``d text) gives by their decade, each with the years it covers."""
     out = []
     for m in _DECADE.finditer(low):
         decade = int(m["digit"]) * 10 if m["digit"] else _DECADE_WORDS[m["word"]]
@@ -741,7 +740,7 @@ def _fact_readings(fact: str, reference_year: int) -> list[tuple[Quantity, _Inte
         elif words & _START_WORDS:
             months = _Interval((reference_year - year - 1) * 12, False, (reference_year - year + 1) * 12, False)
             readings.append((_replace(q, kind="duration", unit="months"), months))
-    decades = _decade_ages(fact)
+    decades = _decade_ages(fact, low)
     inside = [r for r in readings if any(d.span[0] <= r[0].span[0] < d.span[1] for d, _ in decades)]
     return [r for r in readings if r not in inside] + decades
 
@@ -928,6 +927,20 @@ def _elapsed(fact: str, q: Quantity, start: int, end: int) -> bool:
                 or (_AFTER_BEFORE.search(fact[start:q.span[0]]) and not re.search(r"\w", fact[q.span[1]:end])))
 
 
+def _with_period_of(fact_q: Quantity, fact_iv: _Interval, cond_q: Quantity) -> Quantity:
+    """A fact's quantity told without its period, given the bound's where that period is the one meant:
+    earnings are a year's ("I earn about £40,000" against "less than £100,000 a year"; against "£113 a week"
+    the period stays unknown, not comparable), hours of work or care a week's when a week can hold them ("I
+    work part-time, about 20 hours" against "at least 16 hours a week")."""
+    if fact_q.kind != cond_q.kind:
+        return fact_q
+    yearly_earnings = fact_q.kind == "money" and cond_q.unit == f"{fact_q.unit}/year"
+    weekly_hours = fact_q.kind == "hours" and fact_q.unit == "hours" and cond_q.unit == "hours/week" \
+        and fact_iv.hi <= HOURS_IN_A_WEEK
+    meant = yearly_earnings or weekly_hours
+    return _replace(fact_q, unit=cond_q.unit) if meant else fact_q
+
+
 def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stems: set[str], facts,
                  reference_year: int, now: float, age_at: float, deadline: bool = False) -> NumericCheck | None:
     """``cond_iv``: the condition's alternatives (usually one interval); ``age_at``: the (fractional)
@@ -938,15 +951,7 @@ def _check_group(cond_q: Quantity, cond_iv: list[_Interval], key, condition_stem
     read_facts = [(fact, _fact_readings(fact, reference_year)) for fact in facts]
     for fact, readings in read_facts:
         for fact_q, fact_iv in readings:
-            if fact_q.kind == "money" and cond_q.kind == "money" and cond_q.unit == f"{fact_q.unit}/year":
-                # "I earn about £40,000" against "earn less than £100,000 a year": earnings stated without
-                # a period are yearly ones (against "£113 a week" the period stays unknown: not comparable)
-                fact_q = _replace(fact_q, unit=cond_q.unit)
-            if fact_q.kind == cond_q.kind == "hours" and fact_q.unit == "hours" and cond_q.unit == "hours/week" \
-                    and fact_iv.hi <= HOURS_IN_A_WEEK:
-                # "I work part-time, about 20 hours" against "at least 16 hours a week": hours of work or care
-                # told without their period are a week's, when a week can hold them
-                fact_q = _replace(fact_q, unit=cond_q.unit)
+            fact_q = _with_period_of(fact_q, fact_iv, cond_q)
             if _compat_key(fact_q) != key or (cond_q.label and fact_q.label
                                                and _content_stem(cond_q.label) != _content_stem(fact_q.label)):
                 continue
