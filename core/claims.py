@@ -242,6 +242,79 @@ def _named_topic(lead: str, question: str) -> str | None:
     return f"{question[:pronoun.start()]}{topic}{question[pronoun.end():]}"
 
 
+# A yes/no question that names its own alternative as a clause after "or" ("Was there a festival in 2020 or did
+# it get called off?", "Is it open on Sundays or not?", "Do I need to apply or is it automatic?"): the first
+# alternative's answer answers it, and as one claim the two read as no sentence at all ("There was a festival
+# in 2020 or did it get called off."), which NLI finds neutral to the sentence that settles it.
+ALTERNATIVE_CLAUSE = re.compile(rf",?\s+or\s+(?:not\b|(?:{AUXILIARIES}|had|need)(?:n['’]t)?\s+\w)[^?]*(?=\?\s*$)", re.I)
+POLAR_OPENING = re.compile(rf"^\W*(?:{AUXILIARIES}|had|need)(?:n['’]t)?\b", re.I)
+MIN_ALTERNATIVE_WORDS = 3  # "Do I or does my partner need to apply?" offers no clause before its "or"
+
+
+def first_alternative(text: str) -> str:
+    """The question ending at its first alternative, where its last sentence is a yes/no question whose
+    second alternative is a clause of its own; the text as it is otherwise ("Is it held in July or August?"
+    offers values, and "Does it matter whether I apply or not?" asks about both)."""
+    start = max((m.end() for m in re.finditer(r"[.!?]\s+(?=\S)", text)), default=0)
+    question = text[start:]
+    m = ALTERNATIVE_CLAUSE.search(question)
+    if m is None or not POLAR_OPENING.match(question) or "whether" in question[:m.start()].lower() \
+            or len(question[:m.start()].split()) < MIN_ALTERNATIVE_WORDS:
+        return text
+    return text[:start] + question[:m.start()] + question[m.end():]
+
+
+# The pronouns of a question that stand for what the user just stated ("My dad's got the older person's bus
+# pass, can he use it on the ferries?"): a person is the statement's own subject named by the asker's
+# possessive ("my dad") or as a person; a thing is the one singular noun phrase left, or failing that the
+# one object. "They" is left as it is (a plural, a firm, a person of unsaid gender).
+PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his"})
+OWNER_DETERMINERS = frozenset({"my", "our", "your"})
+
+
+def _lead_referents(lead: str, asks_of_a_person: bool) -> tuple[str | None, str | None]:
+    """(the person, the thing) a stated lead names for the question's pronouns, each None unless one is clear;
+    ``asks_of_a_person``: the question has a pronoun for a person, so the lead's person is not the thing
+    ("My car is 12 years old, can I get it insured?" has none)."""
+    chunks = [c for c in models.parse([lead])[0].noun_chunks if c.root.pos_ in ("NOUN", "PROPN")]
+    people = [c for c in chunks if c[0].lower_ in OWNER_DETERMINERS or c.root.ent_type_ == "PERSON"]
+    person = people[0] if len(people) == 1 and people[0].root.dep_ in SUBJECT_DEPS and asks_of_a_person else None
+    things = [c for c in chunks if c.root.tag_ in ("NN", "NNP") and c.root.ent_type_ != "PERSON"
+              and not (asks_of_a_person and c in people)]
+    objects = [c for c in things if c.root.dep_ == "dobj"]
+    thing = things[0] if len(things) == 1 else objects[0] if len(objects) == 1 else None
+
+    def phrase(chunk) -> str | None:
+        if chunk is None:
+            return None
+        words = chunk.text.split()
+        first = words[0].lower()
+        words[0] = "the" if first in ("a", "an") else first if first in OWNER_DETERMINERS | set(DETERMINERS) else words[0]
+        return " ".join(words)
+    return phrase(person), phrase(thing)
+
+
+def with_lead_referents(lead: str, question: str) -> str:
+    """``question`` with its first pronoun for a person and its first "it" put back as what ``lead`` stated
+    them to be: "can he use it on the ferries?" after "my dad's got the bus pass" → "can my dad use the bus
+    pass on the ferries?". A claim of pronouns leaves NLI to guess what they stand for."""
+    tokens = models.parse([question])[0]
+    person, thing = _lead_referents(spelled_contractions(lead), any(t.lower_ in PERSON_PRONOUNS for t in tokens))
+    done = set()
+    out = []
+    for token in tokens:
+        word = token.lower_
+        text = token.text
+        if person and word in PERSON_PRONOUNS and "person" not in done:
+            done.add("person")
+            text = f"{person}'s" if token.dep_ == "poss" or word == "his" else person
+        elif thing and word == "it" and "thing" not in done:
+            done.add("thing")
+            text = thing
+        out.append(text + token.whitespace_)
+    return "".join(out)
+
+
 @dataclass(frozen=True)
 class ClaimBuilder:
     """Build the claim (and sub-claims) for a question; stateless, so one instance serves all."""
@@ -253,8 +326,9 @@ class ClaimBuilder:
         text = typed_question(text)
         stated = stated_lead(text)
         if stated is not None:  # "My mum is 84, can she get a bus pass?": the statement is a fact, not asked
-            text = stated[1][0].upper() + stated[1][1:]
-        text = wh_question_first(text)
+            question = with_lead_referents(*stated)
+            text = question[0].upper() + question[1:]
+        text = first_alternative(wh_question_first(text))
         doc = models.parse([text])[0]
         questions = [s for s in doc.sents if s.text.rstrip().endswith("?")]
         if len(list(doc.sents)) > 1 and questions and not _cut_short(doc, questions[-1]):
