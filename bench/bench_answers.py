@@ -40,7 +40,7 @@ from core import models  # noqa: E402
 from core.claims import ClaimBuilder  # noqa: E402
 from core.evaluation.importers import read_squad2  # noqa: E402
 from core.evaluation.metrics import answer_f1, answer_metrics, normalize_answer as normalize  # noqa: E402
-from core.evidence import VALUE_LABELS, answer_candidates, answer_value  # noqa: E402
+from core.evidence import VALUE_LABELS, answer_candidates, answer_value, full_name  # noqa: E402
 from core.text import split_sentences  # noqa: E402
 
 TRAIN = ROOT.parent / "shared" / "data" / "train"
@@ -82,7 +82,7 @@ def squad(path: Path, show: int) -> None:
             sentences = [s.text for s in split_sentences(context)]
             order = [s for _, s in answer_candidates(item.question, [("", sentences)])]
             found = answer_value(item.question, claim.answer_type, order, [title] * len(order))
-            value = found.value if found else ""
+            value = full_name(found.value, found.label, [context]) if found else ""
             base = baseline_value(claim.answer_type, order)
             if answerable:
                 em, fs = best_scores(value, item.answers) if value else (0.0, 0.0)

@@ -427,7 +427,8 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
         best = min(values, key=lambda e: (not any(e.root in p for p in phrases),  # said with an asked verb
                                           _distance(e, anchors_relation, len(doc)),
                                           _distance(e, anchors_names, len(doc))))
-        return AnswerValue(i, re.sub(r"['\u2019]s?$", "", _with_currency(best).text), best.label_)
+        value = _in_unit(_with_currency(_whole_name(best)).text, unit if not TWO_UNITS.search(question) else "")
+        return AnswerValue(i, re.sub(r"['\u2019]s?$", "", value), best.label_)
     return None
 
 
@@ -477,6 +478,44 @@ def _with_currency(value):
     if value.label_ == "MONEY" and before is not None and CURRENCY_SIGN.fullmatch(before.text):
         return value.doc[value.start - 1:value.end]
     return value
+
+
+def _whole_name(value):
+    """A PERSON entity with the capitalised words after it that the model left out of it ("Chris" of "Chris
+    Corbould", whose surname it did not know)."""
+    end = value.end
+    while value.label_ == "PERSON" and end < len(value.doc) and value.doc[end].pos_ == "PROPN" \
+            and not value.doc[end].ent_type_ and value.doc[end].text[:1].isupper():
+        end += 1
+    return value if end == value.end else value.doc[value.start:end]
+
+
+# "In what month and year …?" asks for both: the date stays whole.
+TWO_UNITS = re.compile(r"\b(?:what|which)\s+(?:year|month|century|decade)\s+(?:and|or)\s+\w+", re.I)
+
+
+def _in_unit(value: str, unit: str) -> str:
+    """A date as precise as asked: the year of "14 May 1958" for "What year …?", its month for "What month …?"
+    (a date in the unit asked alone, or one with no month in it, "the 1990s", stays whole)."""
+    month = re.search(rf"\b{MONTH_RE}\b", value, re.I)
+    if unit not in ("year", "month") or month is None:
+        return value
+    part = IN_UNIT["year"].search(value) if unit == "year" else month
+    return part.group() if part else value
+
+
+def full_name(name: str, label: str, texts: Sequence[str]) -> str:
+    """A one-word PERSON value as the texts write it in full: "Newman" → "Thomas Newman", the first person they
+    name whose first or last word it is ("Who composed the score?" answered from "Newman had also scored
+    Skyfall", the passage's first sentence having named "Thomas Newman"); any other value as it is."""
+    if label != "PERSON" or len(name.split()) != 1:
+        return name
+    for doc in models.parse([t for t in texts if t]):
+        for ent in doc.ents:
+            words = [w for w in ent.text.split() if w[:1].isupper()]
+            if ent.label_ == "PERSON" and len(words) > 1 and name in (words[0], re.sub(r"['\u2019]s?$", "", words[-1])):
+                return re.sub(r"['\u2019]s?$", "", " ".join(words))
+    return name
 
 
 def _initials(title: str) -> set[str]:
@@ -545,7 +584,10 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
                          sections=[passage_headings(chosen[k].passage) for k, _ in candidates],
                          openings=[opening_text[k] for k, _ in candidates])
     owner, sentence = candidates[found.index if found else 0]
-    return AnswerChoice(chosen[owner].passage.id, sentence, found.value if found else "", found.label if found else "")
+    if found is None:
+        return AnswerChoice(chosen[owner].passage.id, sentence, "", "")
+    value = full_name(found.value, found.label, [chosen[owner].passage.text, opening_text[owner]])
+    return AnswerChoice(chosen[owner].passage.id, sentence, value, found.label)
 
 
 # How many shared words a sentence's embedding cosine with the question counts for when a value is looked

@@ -158,7 +158,7 @@ def test_bad_input_is_refused_with_a_message():
 
 # --- answer-bearing sentences (issue 15 item 4), real sample-KB text and the real spaCy parse ------
 
-from core.evidence import answer_candidates, answer_value, choose_answer  # noqa: E402
+from core.evidence import answer_candidates, answer_value, choose_answer, full_name  # noqa: E402
 from tests.conftest import SAMPLE_DOCS  # noqa: E402
 
 
@@ -178,6 +178,34 @@ def test_the_value_asked_for_is_the_one_nearest_the_asked_relation(question, ans
     found = answer_value(question, answer_type, sentences, [title] * len(sentences))
     assert found is not None and found.value == value
     assert value in sentences[found.index]  # the cited sentence holds the value
+
+
+@pytest.mark.parametrize("question, value", [
+    # SQuAD train articles (training data, not fitted): "In what year …?" had been answered "November 2013",
+    # "What month …?" "11 August"; a question for both keeps both
+    ("In what year did the Harlow Bridge open to traffic?", "1958"),
+    ("In what month did the Harlow Bridge open to traffic?", "May"),
+    ("In what month and year did the Harlow Bridge open to traffic?", "14 May 1958"),
+    ("When did the Harlow Bridge open to traffic?", "14 May 1958"),
+])
+def test_a_date_is_given_as_precisely_as_asked(question, value):
+    sentences, title = doc_sentences("encyclopedia/harlow_bridge.md")
+    found = answer_value(question, "DATE", sentences, [title] * len(sentences))
+    assert found is not None and found.value == value
+
+
+def test_a_name_is_given_whole():
+    """SQuAD train (Spectre): the model knew "Chris" but not "Corbould", and the answer had been "Chris"; a
+    surname said alone is the full name the passage gave before ("Newman" → "Thomas Newman")."""
+    sentence = ("An explosion filmed in Morocco holds a Guinness World Record for the \"Largest film stunt explosion\" in "
+                "cinematic history, with the record credited to production designer Chris Corbould.")
+    found = answer_value("Who was the Guinness record attributed to?", "PERSON", [sentence], ["Spectre (2015 film)"])
+    assert found is not None and found.value == "Chris Corbould"
+    passage = ("Thomas Newman returned as Spectre's composer. Rather than composing the score once the film had "
+               "moved into post-production, Newman worked during filming.")
+    assert full_name("Newman", "PERSON", [passage]) == "Thomas Newman"
+    assert full_name("Newman", "ORG", [passage]) == "Newman"  # only a person's name
+    assert full_name("Sollis", "PERSON", [passage]) == "Sollis"  # no fuller name given
 
 
 NOTICE = "How much notice does either side have to give to end the Brightline–Harrowgate NDA early?"
