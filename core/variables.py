@@ -500,6 +500,10 @@ PRESENCE = quantities.content_stems("live living reside resident based stay stay
 RELOCATION = quantities.content_stems("move moved moving retire retired relocate relocated emigrate emigrated settle "
                                       "settled")
 LIVING = quantities.content_stems("live living reside resident home")
+# A bare place (a list's item "New Zealand") asks where the user is: "I am a share fisherman in China", "we
+# work in Spain" say so, whatever else they say of the user.
+PLACED = re.compile(r"^\W*(?:i|we)(?:\s*['’]m|\s+am|\s*['’]re|\s+are|\s+(?:work|live)|\s+(?:am|are)\s+(?:working|living)|"
+                    r"\s*['’](?:m|re)\s+(?:working|living))\b[^,;]*\bin\s+(?:the\s+)?$", re.I)
 RIGHT_NOW = re.compile(r"\bright now\b", re.I)  # "I'm in Pakistan right now": "right" says nothing of the place
 FORMERLY = re.compile(r"\b(?:used to|until|formerly|previously|former|no longer|ago|left)\b|\bmov(?:e|ed|ing) (?:out|away|from)\b",
                       re.I)
@@ -535,7 +539,8 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
             if NEGATION.search(beside) or UNSURE.search(beside) or _formerly(beside, fact[:place.start]):
                 continue  # only the clause that names the place: "I live in Leeds, and I'm not in hospital"
             said = content_words(RIGHT_NOW.sub("now", beside))
-            says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else said <= PRESENCE
+            says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else \
+                (said <= PRESENCE or bool(PLACED.search(fact[_clause_span(fact, place.start, place.end)[0]:place.start])))
             if not says_it:
                 continue
             if place.outside and place.area:

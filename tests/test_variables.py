@@ -1371,6 +1371,13 @@ def test_being_clear_of_another_sections_exclusions_does_not_replace_the_rule_re
     ("sugar and rice (outside the EU only)", "I plan on exporting some sugar within the EU", "contradicted"),
     ("you live in the EEA", "I live in the EU.", "established"),
     ("you live in the EU", "I live in the EEA.", None),  # Norway is in one, not the other
+    # a list's bare place ("Bereavement Support Payment: * New Zealand * the Philippines") asks where the user
+    # is, which "I am a <anything> in" and "I work … in" say (ShARC train: it had stayed open)
+    ("New Zealand", "I am a share fishermen in China", "contradicted"),
+    ("the Philippines", "I'm a nurse in Manila", "established"),
+    ("New Zealand", "We work as teachers in Wellington", "established"),
+    ("New Zealand", "I went on holiday in China", None),  # a visit says nothing of where the user is
+    ("New Zealand", "I was a share fisherman in China", None),  # nor where the user was
 ])
 def test_a_place_the_user_names_is_placed_in_or_out_of_the_conditions(condition, fact, expected):
     checked = variables.place_check(condition, [fact])
