@@ -300,17 +300,14 @@ def with_lead_referents(lead: str, question: str) -> str:
     pass on the ferries?". A claim of pronouns leaves NLI to guess what they stand for."""
     tokens = models.parse([question])[0]
     person, thing = _lead_referents(spelled_contractions(lead), any(t.lower_ in PERSON_PRONOUNS for t in tokens))
-    done = set()
     out = []
     for token in tokens:
-        word = token.lower_
         text = token.text
-        if person and word in PERSON_PRONOUNS and "person" not in done:
-            done.add("person")
-            text = f"{person}'s" if token.dep_ == "poss" or word == "his" else person
-        elif thing and word == "it" and "thing" not in done:
-            done.add("thing")
-            text = thing
+        if person and token.lower_ in PERSON_PRONOUNS:
+            text = f"{person}'s" if token.dep_ == "poss" or token.lower_ == "his" else person
+            person = None  # the first pronoun only
+        elif thing and token.lower_ == "it":
+            text, thing = thing, None
         out.append(text + token.whitespace_)
     return "".join(out)
 

@@ -428,7 +428,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
                                           _distance(e, anchors_relation, len(doc)),
                                           _distance(e, anchors_names, len(doc))))
         value = _in_unit(_with_currency(_whole_name(best)).text, unit if not TWO_UNITS.search(question) else "")
-        return AnswerValue(i, re.sub(r"['\u2019]s?$", "", value), best.label_)
+        return AnswerValue(i, POSSESSIVE_END.sub("", value), best.label_)
     return None
 
 
@@ -480,6 +480,9 @@ def _with_currency(value):
     return value
 
 
+POSSESSIVE_END = re.compile(r"['\u2019]s?$")  # "Beyoncé's" is given as "Beyoncé"
+
+
 def _whole_name(value):
     """A PERSON entity with the capitalised words after it that the model left out of it ("Chris" of "Chris
     Corbould", whose surname it did not know)."""
@@ -513,8 +516,8 @@ def full_name(name: str, label: str, texts: Sequence[str]) -> str:
     for doc in models.parse([t for t in texts if t]):
         for ent in doc.ents:
             words = [w for w in ent.text.split() if w[:1].isupper()]
-            if ent.label_ == "PERSON" and len(words) > 1 and name in (words[0], re.sub(r"['\u2019]s?$", "", words[-1])):
-                return re.sub(r"['\u2019]s?$", "", " ".join(words))
+            if ent.label_ == "PERSON" and len(words) > 1 and name in (words[0], POSSESSIVE_END.sub("", words[-1])):
+                return POSSESSIVE_END.sub("", " ".join(words))
     return name
 
 
