@@ -493,14 +493,10 @@ def _whole_name(value):
     return value if end == value.end else value.doc[value.start:end]
 
 
-# "In what month and year …?" asks for both: the date stays whole.
-TWO_UNITS = re.compile(r"\b(?:what|which)\s+(?:year|month|century|decade)\s+(?:and|or)\s+\w+", re.I)
-
-
 def _in_unit(value: str, unit: str) -> str:
     """A date as precise as asked: the year of "14 May 1958" for "What year …?", its month for "What month …?"
     (a date in the unit asked alone, or one with no month in it, "the 1990s", stays whole)."""
-    month = re.search(rf"\b{MONTH_RE}\b", value, re.I)
+    month = IN_UNIT["month"].search(value)
     if unit not in ("year", "month") or month is None:
         return value
     part = IN_UNIT["year"].search(value) if unit == "year" else month
@@ -685,6 +681,8 @@ TIME_FIRST = frozenset("last next past first coming following".split())
 
 # "What year …?", "In which month …?": the unit the date asked for is given in, and what a value in it looks like
 ASKED_UNIT = re.compile(r"\b(?:what|which)\s+(year|month|century|decade)\b", re.I)
+# "In what month and year …?" asks for both: the date stays whole.
+TWO_UNITS = re.compile(ASKED_UNIT.pattern + r"\s+(?:and|or)\s+\w+", re.I)
 IN_UNIT = {
     "year": re.compile(r"\b\d{3,4}s?\b"),
     "month": re.compile(rf"\b{MONTH_RE}\b", re.I),
