@@ -165,6 +165,11 @@ SETTINGS: tuple[Setting, ...] = (
             "paralysed from the waist down\" / \"I have a disability\"); it never contradicts it (the model reads "
             "a change of topic as a contradiction). Chosen on the ShARC train fact checks (bench/bench_conditions.py).",
             0.5, 1.0, 0.05, label="Condition established by an unrelated fact at"),
+    Setting("fact_related_cosine", 0.55, "variables",
+            "A user fact that shares no word with a condition still counts as related to it, and may contradict it, "
+            "when their sentence embeddings are at least this close (\"I have no children\" / \"I am a single "
+            "parent\"). Chosen on the ShARC train fact checks (bench/bench_conditions.py).",
+            0.0, 1.0, 0.05, label="Fact related to a condition at cosine"),
     Setting("max_conditions", 6, "variables", "At most this many conditions are read from the best passage.",
             1, 12, 1, label="Max conditions"),
     Setting("condition_topic_share", 0.5, "variables",

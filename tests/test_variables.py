@@ -339,6 +339,19 @@ def test_real_nli_settles_a_condition_from_a_fact_in_other_words_only_when_sure(
     assert strict.status == "missing" and strict.method == "nli (no related fact)"
 
 
+def test_real_nli_lets_a_fact_close_in_meaning_contradict_a_condition(nli_model):
+    """ShARC train phrasing: a fact that shares no word with a condition but says something close to it (by
+    embedding cosine) is related, so it may contradict it; below ``fact_related_cosine`` it only establishes."""
+    def check(scenario: str, condition: str, **settings):
+        cond = Condition(text=condition, user_voice=voice.to_user_voice(condition), kind="if", passage_id="p")
+        return VariableStage(**settings).check([cond], Query("Can I get it?", scenario=scenario))[0]
+    for scenario, condition in (("I am a physically able person with no children.", "you are a single parent"),
+                                ("I am in Nigeria.", "you are in the Phillipines")):
+        assert check(scenario, condition).status == "contradicted", (scenario, condition)
+        apart = check(scenario, condition, fact_related_cosine=1.0)
+        assert apart.status == "missing" and apart.method == "nli (no related fact)"
+
+
 # --- issue 15: conditions read the way people talk (real documents, real models) ----------------
 
 POLICY_DIR = Path(__file__).resolve().parent.parent / "sample_kb" / "documents" / "policy"
