@@ -312,6 +312,55 @@ def with_lead_referents(lead: str, question: str) -> str:
     return "".join(out)
 
 
+# A question that asks only whether what the user has just said holds ("my boss says he can carry on paying me
+# the apprentice rate. is that right?", "Our engineers want to open up one of the prototypes - is that allowed
+# under the NDA?"). As a claim, "That is right." names nothing NLI could find in a passage; the claim is what
+# was said, and a wish asked about as a permission is claimed as one ("Our engineers may open up one of the
+# prototypes under the NDA."). What follows the verdict word may only place it ("under the NDA"); "Is it true
+# that …?" states its own claim.
+ENDORSEMENT = re.compile(r"^\W*(?:is|was|would|will)\s+(?P<referent>that|this|it)\s+(?:be\s+)?"
+                         r"(?:(?P<permission>allowed|permitted|ok|okay|legal|lawful|fine|acceptable)|right|true|correct)\b"
+                         r"(?P<tail>(?:\s+(?:under|by|in|for|with|within|according to|at|on|from)\b[^?]*)?)\s*\?\s*$", re.I)
+REPORTED = re.compile(r"^(?:(?P<who>.+?)\s+(?:says?|said|tells? me|told me|reckons?|thinks?)|(?:i|we)(?:\s+(?:was|were|have been)|"
+                      r"['’]ve been)\s+told)\s+(?:that\s+)?(?P<clause>.+)$", re.I)
+WISH = re.compile(r"^(?P<who>.+?)(?:\s+(?:wants?|wanted|would like|needs?|plans?|intends?|hopes?|(?:am|are|is) planning)|['’]d like)"
+                  r"\s+to\s+(?P<act>.+)$", re.I)
+PRONOUN = re.compile(r"^(?:he|she|they|it|i|we|you)$", re.I)
+# "my boss says he can …": "he" is the boss (not after "he says"); "they" only before a modal, which agrees with
+# any subject ("the school says they do not …" would not)
+SAID_BY_THEM = re.compile(r"^(?:he|she|they(?=\s+(?:can|could|may|might|must|will|would|should|shall)\b))\b", re.I)
+
+
+def endorsed_claim(text: str) -> str | None:
+    """What a question asking whether the user's own statement holds claims (``ENDORSEMENT``): the reported
+    clause of "X says …", the wish of "X wants to …" as a permission, or the statement itself; None for any
+    other question. The statement is the lead of the question's sentence or the sentence before it."""
+    sentences = [s.text.strip() for s in split_sentences(text, typed=True)]
+    if not sentences:
+        return None
+    stated = stated_lead(sentences[-1])
+    if stated is not None:
+        statement, question = stated
+    elif len(sentences) > 1:
+        statement, question = sentences[-2].rstrip(" .!;:"), sentences[-1]
+    else:
+        return None
+    m = ENDORSEMENT.match(question)
+    if m is None:
+        return None
+    tail = m.group("tail").rstrip()
+    reported, wish = REPORTED.match(statement), WISH.match(statement)
+    if reported is not None:
+        clause = reported.group("clause")
+        who = reported.group("who")
+        if who and SAID_BY_THEM.match(clause) and not PRONOUN.match(who):
+            clause = who + clause[SAID_BY_THEM.match(clause).end():]
+        return clause + tail
+    if wish is not None and m.group("permission"):
+        return f"{wish.group('who')} may {wish.group('act')}{tail}"
+    return statement + tail if m.group("referent").lower() != "it" else None
+
+
 @dataclass(frozen=True)
 class ClaimBuilder:
     """Build the claim (and sub-claims) for a question; stateless, so one instance serves all."""
@@ -321,6 +370,9 @@ class ClaimBuilder:
         if not text:
             raise ValueError("the question is empty")
         text = typed_question(text)
+        endorsed = endorsed_claim(text)
+        if endorsed is not None:  # "My boss says he can pay me the apprentice rate. Is that right?"
+            return Claim(text=_sentence(endorsed), schema="polar")
         stated = stated_lead(text)
         if stated is not None:  # "My mum is 84, can she get a bus pass?": the statement is a fact, not asked
             question = with_lead_referents(*stated)

@@ -452,6 +452,28 @@ def test_a_yes_no_question_with_a_clause_as_its_alternative(build, question, tex
     assert build(question).text == text
 
 
+@pytest.mark.parametrize("question, text", [
+    # train-KB and fresh sample-KB questions, ConditionalQA train: "That is right." names nothing a passage states
+    ("my boss says he can carry on paying me the apprentice rate. is that right?",
+     "My boss can carry on paying me the apprentice rate."),
+    ("Our engineers at Kestrel want to open up one of the Orrin prototype robots to see how it works inside - is "
+     "that allowed under the NDA?",
+     "Our engineers at Kestrel may open up one of the Orrin prototype robots to see how it works inside under the NDA."),
+    ("i've been told i can backdate my claim by 3 months, is that right?", "I can backdate my claim by 3 months."),
+    ("I'd like to run it past a colleague at my firm. Is that allowed?", "I may run it past a colleague at my firm."),
+    ("He thinks she can apply. Is that right?", "She can apply."),  # "she" is not the one who thinks
+    ("The headteacher says they do not have powers to deal with bullying. Is it true?",
+     "They do not have powers to deal with bullying."),  # "the headteacher do not" would not agree
+    # a question that states its own claim, or an "it" that is a thing, is read as before
+    ("I am 70. Is it true that I can get a bus pass?", "It is true that I can get a bus pass."),
+    ("I have an old car. Is it legal?", "It is legal."),
+    ("Is that right?", "That is right."),
+])
+def test_a_question_asking_whether_what_the_user_said_holds(build, question, text):
+    claim = build(question)
+    assert (claim.text, claim.schema) == (text, "polar")
+
+
 @pytest.mark.parametrize("question, schema, answer_type", [
     ("whens the deadline to apply for the home insulation grant", "existential", "DATE"),  # "a time when s the …" before
     ("who designed the harlow bridge", "existential", "PERSON"),
