@@ -30,7 +30,7 @@ from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, N
                         RetrievedPassage, RuleResult, Trace)
 from core.variables import object_lead, still_open
 
-TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount",
+TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", "MONEY": "the amount", "RATE": "the rate",
               "NUMBER": "the number", "DURATION": "the duration", "MEASURE": "the measurement",
               "PROCEDURE": "the way to do it"}
 ANSWER_MODES = ("auto", "extractive", "generated")

@@ -46,7 +46,8 @@ NOUN_TYPE = {
     "year": "DATE", "date": "DATE", "day": "DATE", "month": "DATE", "deadline": "DATE", "century": "DATE",
     "town": "PLACE", "city": "PLACE", "country": "PLACE", "river": "PLACE", "place": "PLACE",
     "village": "PLACE", "region": "PLACE", "county": "PLACE",
-    "amount": "MONEY", "cost": "MONEY", "price": "MONEY", "fee": "MONEY", "rate": "MONEY",
+    "amount": "MONEY", "cost": "MONEY", "price": "MONEY", "fee": "MONEY",
+    "rate": "RATE",  # an hourly rate is money, an interest or VAT rate a percentage
     "number": "NUMBER", "age": "NUMBER", "population": "NUMBER", "percentage": "NUMBER", "proportion": "NUMBER",
     "fraction": "NUMBER",
     "person": "PERSON", "engineer": "PERSON", "architect": "PERSON", "founder": "PERSON",

@@ -249,7 +249,7 @@ def _marked(passages: Sequence[Passage], picked: Sequence[EvidenceSentence]) -> 
 # calls an unfamiliar town a PERSON or ORG: "born in Tessby").
 VALUE_LABELS = {
     "PERSON": frozenset({"PERSON", "ORG"}), "DATE": frozenset({"DATE", "TIME"}),
-    "PLACE": frozenset({"GPE", "LOC", "FAC"}), "MONEY": frozenset({"MONEY"}),
+    "PLACE": frozenset({"GPE", "LOC", "FAC"}), "MONEY": frozenset({"MONEY"}), "RATE": frozenset({"MONEY", "PERCENT"}),
     "NUMBER": frozenset({"CARDINAL", "QUANTITY", "PERCENT", "MONEY"}),
     "DURATION": frozenset({"DATE", "TIME", "QUANTITY"}), "MEASURE": frozenset({"QUANTITY", "CARDINAL"}),
     "PROCEDURE": frozenset({"PROCEDURE"}),  # a sentence that says how (``_says_how``), no entity

@@ -158,6 +158,7 @@ def test_bad_input_is_refused_with_a_message():
 
 # --- answer-bearing sentences (issue 15 item 4), real sample-KB text and the real spaCy parse ------
 
+from core.claims import ClaimBuilder  # noqa: E402
 from core.evidence import answer_candidates, answer_value, choose_answer, full_name  # noqa: E402
 from tests.conftest import SAMPLE_DOCS  # noqa: E402
 
@@ -248,6 +249,19 @@ def test_a_measurement_is_answered_by_a_value_of_its_kind(question, value):
     city, city_title = doc_sentences("encyclopedia/varnholm.md")
     found = answer_value(question, "MEASURE", lake + city, [lake_title] * len(lake) + [city_title] * len(city))
     assert (found.value if found else None) == value
+
+
+@pytest.mark.parametrize("question, sentence, value", [
+    # a rate is an amount per period or a percentage: "the VAT rate" had been asked as money, and the answer-type
+    # rule refused a page that gives 20%
+    ("What is the VAT rate on restaurant meals?", "The standard rate of VAT on restaurant meals is 20%.", "20%"),
+    ("What interest rate applies to the loan?", "Interest is charged at 2.1% a year.", "2.1%"),
+    ("What is the weekly rate of Statutory Sick Pay?", "Statutory Sick Pay is £118.75 a week.", "£118.75"),
+])
+def test_a_rate_is_money_or_a_percentage(question, sentence, value):
+    claim = ClaimBuilder().run(question)
+    found = answer_value(question, claim.answer_type, [sentence])
+    assert claim.answer_type == "RATE" and (found.value if found else None) == value
 
 
 def test_another_entitys_number_is_not_the_answer():
