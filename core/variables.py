@@ -233,11 +233,13 @@ class VariableStage:
         garage" / "I export sugar and rice" at 0.9 and above; on the ShARC train fact checks, contradictions
         from such facts were mostly wrong), and an SNLI-trained model gave unrelated pairs ("I like cats." /
         "I am aged 66 or over.") high scores. Counting the close ones too (cosine 0.55, chosen on those fact
-        checks, 400 scenarios): contradicted read right 187 -> 200, established 172 -> 173, unsettled pairs
+        checks, 400 scenarios): contradicted read right 187 -> 197, established 172 -> 173, unsettled pairs
         read as settled 122 -> 124.
         """
         worded = _related_facts(facts, cond.text)
-        related = sorted(set(worded) | set(close))
+        # a bound is arithmetic's to settle, and a fact that names none of its words gives it nothing to align: "I've
+        # been off with flu since Tuesday" is close to "ill for at least 4 days in a row", and NLI read a contradiction
+        related = worded if bounded(cond.text) else sorted(set(worded) | set(close))
         in_words = self._in_so_many_words(cond, facts, worded, direct)
         if in_words is not None:
             return in_words
