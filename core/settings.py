@@ -168,7 +168,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fact_related_cosine", 0.55, "variables",
             "A user fact that shares no word with a condition still counts as related to it, and may contradict it, "
             "when their sentence embeddings are at least this close (\"I have no children\" / \"I am a single "
-            "parent\"). Chosen on the ShARC train fact checks (bench/bench_conditions.py).",
+            "parent\"); not a bound, which arithmetic settles. Chosen on the ShARC train fact checks "
+            "(bench/bench_conditions.py).",
             0.0, 1.0, 0.05, label="Fact related to a condition at cosine"),
     Setting("max_conditions", 6, "variables", "At most this many conditions are read from the best passage.",
             1, 12, 1, label="Max conditions"),

@@ -212,17 +212,18 @@ class VariableStage:
                              method=f"numeric: {explanation}; the rest: {out[i].method or 'not said'}")
         return out
 
-    def _close_facts(self, facts: Sequence[str], conditions: Sequence[str]) -> list[set[int]]:
+    def _close_facts(self, facts: Sequence[str], conditions: Sequence[str]) -> list[frozenset[int]]:
         """For each condition (in the user's voice, as the facts are told), the facts that say something close
         to it, by sentence-embedding cosine at least ``fact_related_cosine``, whether or not they share a word
         ("I am a physically able person with no children" of "I am a single parent", "I've never been in the
         military" of "I am a combat veteran")."""
         vectors = models.embed(list(conditions) + list(facts))
         sims = vectors[: len(conditions)] @ vectors[len(conditions):].T
-        return [{k for k in range(len(facts)) if sims[n, k] >= self.fact_related_cosine} for n in range(len(conditions))]
+        return [frozenset(k for k in range(len(facts)) if sims[n, k] >= self.fact_related_cosine)
+                for n in range(len(conditions))]
 
     def _by_nli(self, cond: Condition, facts: tuple[str, ...], direct: list[NliScores],
-                negated: list[NliScores], close: set[int] = frozenset()) -> Condition:
+                negated: list[NliScores], close: frozenset[int] = frozenset()) -> Condition:
         """Established when a fact entails the condition more than its negation; contradicted when
         a fact entails the negation (or contradicts the condition) more than the condition.
 
@@ -239,7 +240,7 @@ class VariableStage:
         worded = _related_facts(facts, cond.text)
         # a bound is arithmetic's to settle, and a fact that names none of its words gives it nothing to align: "I've
         # been off with flu since Tuesday" is close to "ill for at least 4 days in a row", and NLI read a contradiction
-        related = worded if bounded(cond.text) else sorted(set(worded) | set(close))
+        related = worded if bounded(cond.text) else sorted(set(worded) | close)
         in_words = self._in_so_many_words(cond, facts, worded, direct)
         if in_words is not None:
             return in_words
