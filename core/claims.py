@@ -354,8 +354,9 @@ def endorsed_claim(text: str) -> str | None:
     if reported is not None:
         clause = reported.group("clause")
         who = reported.group("who")
-        if who and SAID_BY_THEM.match(clause) and not PRONOUN.match(who):
-            clause = who + clause[SAID_BY_THEM.match(clause).end():]
+        pronoun = SAID_BY_THEM.match(clause)
+        if who and pronoun and not PRONOUN.match(who):
+            clause = who + clause[pronoun.end():]
         return clause + tail
     if wish is not None and m.group("permission"):
         return f"{wish.group('who')} may {wish.group('act')}{tail}"

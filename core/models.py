@@ -28,7 +28,7 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from core import serving
 
@@ -312,6 +312,13 @@ def using(models: Models | None) -> Iterator[Models]:
 
 def embed(texts: list[str], batch_size: int = 64):
     return current().embed(texts, batch_size)
+
+
+def cosines(rows: Sequence[str], columns: Sequence[str]):
+    """The cosine of each of ``rows`` with each of ``columns``, shape (len(rows), len(columns)), from one batched
+    call (the embeddings are unit length)."""
+    vectors = embed(list(rows) + list(columns))
+    return vectors[: len(rows)] @ vectors[len(rows):].T
 
 
 def embedding_dim() -> int:

@@ -217,8 +217,7 @@ class VariableStage:
         to it, by sentence-embedding cosine at least ``fact_related_cosine``, whether or not they share a word
         ("I am a physically able person with no children" of "I am a single parent", "I've never been in the
         military" of "I am a combat veteran")."""
-        vectors = models.embed(list(conditions) + list(facts))
-        sims = vectors[: len(conditions)] @ vectors[len(conditions):].T
+        sims = models.cosines(conditions, facts)
         return [frozenset(k for k in range(len(facts)) if sims[n, k] >= self.fact_related_cosine)
                 for n in range(len(conditions))]
 
@@ -304,8 +303,7 @@ class VariableStage:
         0.841 → 0.888 of the answered questions whose condition was read, precision 0.899 → 0.884."""
         questions = [q for q, _ in query.history]
         denied = " ".join(q for q, a in query.history if NO.match(a) and not UNSURE.search(a))
-        vectors = models.embed([c.text for c in conditions] + questions)
-        sims = vectors[: len(conditions)] @ vectors[len(conditions):].T
+        sims = models.cosines([c.text for c in conditions], questions)
         condition_stems = [content_words(c.text) for c in conditions]
         closest: dict[int, tuple[int, str]] = {}  # condition -> (question, status)
         for j, (question, answer) in enumerate(query.history):
