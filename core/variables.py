@@ -31,7 +31,7 @@ import numpy as np
 
 from core import models, nli, places, quantities, voice
 from core.claims import asks, stated_lead
-from core.text import (LIST_MARKER, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker,
+from core.text import (LIST_MARKER, STOPWORDS, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker,
                        with_apostrophes)
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
@@ -57,7 +57,9 @@ EXEMPTION = re.compile(r"\b(?:does not|doesn't|do not|don't)\s+(?:need|have) to\
                        r"|^\W*no\b(?:\s+[\w'-]+){1,6}?\s+(?:is|are)\s+(?:required|needed)\b", re.I)
 ELIGIBILITY = re.compile(r"\b(can|could|may|will)\s+(?:usually\s+|still\s+|only\s+)?(?:get|claim|apply|qualify|receive|"
                          r"be eligible|be entitled|take|use)\b|\b(eligible|entitled|qualify|qualifies)\b", re.I)
-CARVE_OUT = re.compile(r",?\s*\b(?:unless|except(?:\s+(?:if|when|where|for|that))?|other than|apart from)\b", re.I)
+# Not "other than": it narrows a noun, it carves nothing out ("any condition other than dishonorable", "claim
+# any reliefs other than Private Residence Relief"; every use in the ShARC training rules)
+CARVE_OUT = re.compile(r",?\s*\b(?:unless|except(?:\s+(?:if|when|where|for|that))?|apart from)\b", re.I)
 
 
 def as_read(query: Query) -> Query:
@@ -850,8 +852,12 @@ def extract_conditions(passage: Passage) -> list[Condition]:
     for text in sentences:
         if LIST_MARKER.match(text):
             item = _list_item(text)
-            if not item or (len(item.split()) < 2 and lead_in is None):
-                continue  # one word is an item only under a lead-in ("working for a: * charity")
+            if not item or (len(item.split()) < 2 and lead_in is None
+                            and not (_lead_sentence(loose_list) and item.lower().strip(" .;,") not in STOPWORDS)):
+                # one word is an item only under a lead-in ("working for a: * charity") or a sentence that
+                # names things ("Bereavement Support Payment: * New Zealand * Serbia"), not under a heading
+                # nor a function word left over from a broken list ("(2) where")
+                continue
             if lead_in is not None:
                 listed.append((text, lead_in))
             elif loose_list:
@@ -1136,6 +1142,11 @@ ITEM_PREPOSITION = frozenset("for as with without in on to by from at of".split(
 ITEM_ASIDE = re.compile(r"\s+[-–—(]\s*|,?\s+(?:for example|such as|including)\b")
 
 
+def _lead_sentence(text: str) -> bool:
+    """A sentence, not a heading, that ends in a colon: what a list's items complete."""
+    return text.rstrip().endswith(":") and not text.startswith("#")
+
+
 def _things_listed(lead: str, items: list[str]) -> bool:
     """Two or more things (short noun phrases) listed under a lead-in sentence that names no condition:
     "The banned luxury goods for North Korea are: * high quality cigars …", "benefits including: *
@@ -1145,7 +1156,7 @@ def _things_listed(lead: str, items: list[str]) -> bool:
     list of names states no rule ("### Sanctionable benefits"), and a long item is a clause or a party's
     description, not a thing named."""
     names = [ITEM_ASIDE.split(_list_item(raw))[0] for raw in items]
-    return lead.rstrip().endswith(":") and not lead.startswith("#") and len(names) >= 2 and \
+    return _lead_sentence(lead) and len(names) >= 2 and \
         all(0 < len(n.split()) <= 10 and n.split()[0].lower() not in ITEM_PREPOSITION for n in names)
 
 

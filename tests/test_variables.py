@@ -638,6 +638,27 @@ def test_a_carve_out_is_cut_from_a_bullet_condition():
     assert [c.text for c in extract_conditions(passage(text))] == ["live in Calvera"]
 
 
+def test_other_than_narrows_a_condition_and_is_kept():
+    """ShARC train: "claim any reliefs other than Private Residence Relief or Letting Relief" was cut to
+    "claim any reliefs", which the asker's Private Residence Relief then met."""
+    text = ("## Work out if you need to pay\n\nYou can't use it if you:\n\n* sold business premises or land\n"
+            "* claim any reliefs other than Private Residence Relief or Letting Relief\n")
+    assert [c.text for c in extract_conditions(passage(text))][-1] == \
+        "claim any reliefs other than Private Residence Relief or Letting Relief"
+    assert variables.without_carve_out("separated under any condition other than dishonorable") == \
+        "separated under any condition other than dishonorable"
+
+
+def test_one_word_items_under_a_lead_in_sentence_are_read():
+    """ShARC train: of "Bereavement Support Payment: * New Zealand * the Philippines * Serbia * Turkey" only
+    the two-word items were read, so "I live in Serbia" failed the rule on the other two. Under a heading,
+    one-word items are still no rule's items."""
+    listed = passage("## Countries outside the EEA\n\nBereavement Support Payment:\n\n* New Zealand\n"
+                     "* the Philippines\n* Serbia\n* Turkey")
+    assert [c.text for c in extract_conditions(listed)] == ["New Zealand", "the Philippines", "Serbia", "Turkey"]
+    assert extract_conditions(passage("## Benefits\n\n* Carer's Allowance\n* Serbia\n* Turkey")) == []
+
+
 def test_an_off_topic_document_imposes_no_conditions(nli_model):
     """"Can my landlord evict me?" is not about the Home Insulation Grant, though its rules mention landlords."""
     grant = policy("home_insulation_grant.md")
