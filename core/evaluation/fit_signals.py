@@ -33,6 +33,7 @@ from core.calibrated import Calibrator, features, with_probabilities
 from core.evaluation import metrics as M
 from core.evaluation.importers import LabelledItem
 from core.evaluation.training import group_of
+from core.gate.learned import sigmoid
 from core.types import Trace
 
 Target = Callable[[LabelledItem], "int | None"]
@@ -132,7 +133,7 @@ def _fit_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, C: float = 1.0):
 
 def _predict(params, X: np.ndarray) -> np.ndarray:
     mean, scale, coef, intercept = params
-    return 1.0 / (1.0 + np.exp(-(intercept + ((X - mean) / scale) @ coef)))
+    return sigmoid(intercept + ((X - mean) / scale) @ coef)
 
 
 def _domain_weights(domains: np.ndarray) -> np.ndarray:

@@ -84,8 +84,7 @@ class LearnedGate:
     # -- applying --
     def probabilities(self, table: SignalTable) -> np.ndarray:
         """Calibrated probabilities, shape (n, 3) in ACTIONS order (0 for actions not trained on)."""
-        missing = [f for f in self.features
-                   if not (f in table.columns or f in RULE_VERDICT or f.startswith(("outcome:", "amb:")))]
+        missing = [f for f in self.features if not (f in RULE_VERDICT or table.has(f))]
         if any(f.startswith(TRACE_PREFIXES) for f in missing):
             raise ValueError("this learned gate reads the dialogue context and passage scores: "
                              "give it the whole Trace, not bare Signals")
@@ -225,7 +224,7 @@ def logistic_probabilities(model: tuple[np.ndarray, np.ndarray], Z: np.ndarray, 
     coef, intercept = model
     scores = Z @ coef.T + intercept
     if n_classes == 2:
-        p1 = 1.0 / (1.0 + np.exp(-scores[:, 0]))
+        p1 = sigmoid(scores[:, 0])
         return np.column_stack([1 - p1, p1])
     scores = scores - scores.max(axis=1, keepdims=True)
     e = np.exp(scores)
@@ -235,7 +234,12 @@ def logistic_probabilities(model: tuple[np.ndarray, np.ndarray], Z: np.ndarray, 
 def _apply_calibrator(cal: Mapping[str, Any], p: np.ndarray, method: str) -> np.ndarray:
     if method == "isotonic":
         return np.interp(p, cal["x"], cal["y"])
-    return 1.0 / (1.0 + np.exp(-(cal["a"] * logit(p) + cal["b"])))
+    return sigmoid(cal["a"] * logit(p) + cal["b"])
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x), without overflow for a large |x| (a steep Platt slope on a sure probability)."""
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=float)))
 
 
 def logit(p: np.ndarray) -> np.ndarray:
