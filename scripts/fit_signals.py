@@ -32,14 +32,12 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    each: little room to fit noise).
 5. Fits the general learned gate on all domains at once — over every signal, over the calibrated
    probabilities and the dialogue context alone (what means the same on every knowledge base), or over
-   those (as they are, or as the logs of each probability and of its complement) and the rule gate's
-   verdict under the declared defaults (stored in the gate file), each
+   those and the rule gate's verdict under the declared defaults (stored in the gate file), each
    deciding by the largest probability relative to the action's training share ("balanced") or by the
    largest probability ("argmax"), answering at any P(ANSWER) or only where out of fold at least
    80, 85 or 90 % of answers were right, its probabilities calibrated by isotonic regression or by
    Platt's sigmoid — and keeps the one with the best mean leave-one-domain-out
-   objective (macro-F1 less hallucination above the floor, as for the defaults), averaged over
-   ``--draws`` cross-fitted draws; the one kept is fitted on the first. (Balanced decisions
+   objective (macro-F1 less hallucination above the floor, as for the defaults). (Balanced decisions
    asked on a left-out domain as often as ASK was common in the others: ShARC left out, macro-F1 0.20;
    by the largest probability, 0.45.)
 With ``--write`` the calibrators go to models/signals.json, the learned gate to
@@ -88,16 +86,8 @@ CALIBRATED_FEATURES = ("p_topic", "p_fact", "p_open", "p_met", "n_referents", "o
 # The calibrated features and the rule gate's verdict under the declared defaults: a weighted sum of the
 # probabilities cannot rebuild the rules' reading (a failed required condition, a question with several
 # referents), so this gate starts from the rules' answer and learns where the signals overrule it.
-# The same with each probability as the logs of it and of its complement: an answer needs the topic, the fact
-# and no open condition at once, a product of probabilities that is a sum of their logs, which a
-# logistic regression can weigh (leave-one-domain-out on the training domains, cross-fitted, seeds 0/1/2:
-# mean objective 0.651 -> 0.665 with the rule gate's verdict, Platt calibration, every seed up).
-LOGGED = tuple(f for f in CALIBRATED_FEATURES if f.startswith("p_"))
-LOG_FEATURES = (*(f"log:{p}" for p in LOGGED), *(f"log_not:{p}" for p in LOGGED),
-                *(f for f in CALIBRATED_FEATURES if f not in LOGGED))
 FEATURE_SETS = {"every signal": None, "calibrated": CALIBRATED_FEATURES,
-                "calibrated and the rule gate's verdict": CALIBRATED_FEATURES + RULE_VERDICT,
-                "calibrated logs and the rule gate's verdict": LOG_FEATURES + RULE_VERDICT}
+                "calibrated and the rule gate's verdict": CALIBRATED_FEATURES + RULE_VERDICT}
 # ANSWER only at a calibrated P(ANSWER) that kept this share of out-of-fold answers right (None: no floor)
 PRECISION_FLOORS = (None, 0.8, 0.85, 0.9)
 GATE_VARIANTS = {f"{name}, {decision}" + (f", answer precision {floor}" if floor else "")
@@ -231,8 +221,6 @@ def main() -> None:
     parser.add_argument("--keep-calibrators", action="store_true",
                         help="with --write, leave models/signals.json as it is (the learned gate and the "
                              "thresholds are fitted on cross-fitted probabilities either way)")
-    parser.add_argument("--draws", type=int, default=3,
-                        help="cross-fitted draws (fold seeds) the learned gate's variant is chosen over (default 3)")
     parser.add_argument("--write", action="store_true", help="write models/signals.json and the general learned gate")
     args = parser.parse_args()
 
@@ -247,16 +235,14 @@ def main() -> None:
     for c in fitted:
         print(f"{c.name:16}  {c.held_out_auroc}  {', '.join(c.features)}")
     # The gate reads the calibrators' probabilities on items they were not fitted on, as on a user's knowledge base.
-    # Which calibrators score an item depends on how the folds fall; each draw is one such fall (seed 0 first).
-    draws = [cross_fitted(runs, args.folds, seed) for seed in range(args.draws)]
-    scored = draws[0]
+    scored = cross_fitted(runs, args.folds)
     tables = {domain: (SignalTable.from_traces(scored[domain]), M.codes([i.action for i in items]))
               for domain, (items, _) in runs.items()}
 
-    def learned_gate_on(domains, variant, draw=scored):
+    def learned_gate_on(domains, variant):
         """The learned gate fitted on these domains' traces at once, as ``GATE_VARIANTS[variant]`` says."""
         features, decision, floor, calibration = GATE_VARIANTS[variant]
-        return fit_learned_gate(SignalTable.from_traces([t for d in domains for t in draw[d]]),
+        return fit_learned_gate(SignalTable.from_traces([t for d in domains for t in scored[d]]),
                                 np.concatenate([tables[d][1] for d in domains]), features=features, decision=decision,
                                 precision_floor=floor, calibration=calibration)
 
@@ -296,24 +282,18 @@ def main() -> None:
         table, gold = tables[left_out]
         rows[f"{left_out}: rule gate, declared defaults"] = M.action_metrics(gold, gate_table(table, declared).codes)
         for name in GATE_VARIANTS:
-            for k, draw in enumerate(draws):
-                left_table = table if k == 0 else SignalTable.from_traces(draw[left_out])
-                gate = learned_gate_on([d for d in tables if d != left_out], name, draw)
-                rows[f"{left_out}: learned gate ({name}) from the other domains" + (f", draw {k}" if k else "")] = \
-                    M.action_metrics(gold, gate.predict(left_table)[0])
+            gate = learned_gate_on([d for d in tables if d != left_out], name)
+            rows[f"{left_out}: learned gate ({name}) from the other domains"] = M.action_metrics(
+                gold, gate.predict(table)[0])
     print()
-    print(M.format_comparison({k: v for k, v in sorted(rows.items()) if ", draw " not in k}))
-
+    print(M.format_comparison(dict(sorted(rows.items()))))
     def lodo_mean(name, score):
-        """The mean over the domains left out and over the draws."""
-        return float(np.mean([score(rows[f"{d}: learned gate ({name}) from the other domains"
-                                         + (f", draw {k}" if k else "")]) for d in tables for k in range(len(draws))]))
-    # chosen like the rule gate's defaults: macro-F1 less the hallucination rate above the floor, over every draw
-    # (on one, variants within 0.01 of each other change places from draw to draw)
+        return float(np.mean([score(rows[f"{d}: learned gate ({name}) from the other domains"]) for d in tables]))
+    # chosen like the rule gate's defaults: macro-F1 less the hallucination rate above the floor
     lodo = {name: lodo_mean(name, lambda m: m["macro_f1"] - max(0.0, (m["hallucination_rate"] or 0.0)
                                                                 - HALLUCINATION_FLOOR)) for name in GATE_VARIANTS}
     general = max(lodo, key=lodo.get)
-    print(f"\ngeneral learned gate, mean leave-one-domain-out objective (macro-F1) over {len(draws)} draws: "
+    print("\ngeneral learned gate, mean leave-one-domain-out objective (macro-F1): "
           + ", ".join(f"{name} {value:.3f} ({lodo_mean(name, lambda m: m['macro_f1']):.3f})" for name, value in lodo.items())
           + f" -> ships: {general}")
     print("\nobjective (macro-F1 less hallucination above the floor) per domain, and the mean:")

@@ -84,7 +84,8 @@ class LearnedGate:
     # -- applying --
     def probabilities(self, table: SignalTable) -> np.ndarray:
         """Calibrated probabilities, shape (n, 3) in ACTIONS order (0 for actions not trained on)."""
-        missing = [f for f in self.features if not (f in RULE_VERDICT or table.has(f))]
+        missing = [f for f in self.features
+                   if not (f in table.columns or f in RULE_VERDICT or f.startswith(("outcome:", "amb:")))]
         if any(f.startswith(TRACE_PREFIXES) for f in missing):
             raise ValueError("this learned gate reads the dialogue context and passage scores: "
                              "give it the whole Trace, not bare Signals")

@@ -21,9 +21,6 @@ from core.gate.rules import RULE_NAMES, RULES, decide_signals
 from core.types import ACTIONS, Signals, Trace
 
 OUTCOMES = ("satisfied", "failed", "undetermined", "none")
-# A probability's log is bounded here: a calibrator's 0.0 or 1.0 would otherwise weigh without limit.
-PROBABILITY_FLOOR = 1e-3
-LOG_PREFIXES = ("log:", "log_not:")  # a column's log, its complement's log
 NUMERIC_SIGNALS = tuple(name for name, tp in typing.get_type_hints(Signals).items() if tp in (float, int))
 
 
@@ -73,19 +70,8 @@ class SignalTable:
         """The gate rules compiled over these rows (see ``compile_rules``); computed on first re-gate."""
         return compile_rules(self)
 
-    def has(self, name: str) -> bool:
-        """Whether ``column(name)`` can be read from this table."""
-        if name.startswith(LOG_PREFIXES):
-            return self.has(name.split(":", 1)[1])
-        return name in self.columns or name.startswith(("outcome:", "amb:"))
-
     def column(self, name: str) -> np.ndarray:
-        """A numeric column, an ambiguity heuristic ("amb:short_query"), an outcome one-hot ("outcome:failed")
-        or the log of a probability column or of its complement ("log:p_fact", "log_not:p_open")."""
-        if name.startswith(LOG_PREFIXES):
-            kind, source = name.split(":", 1)
-            p = np.clip(self.column(source), PROBABILITY_FLOOR, 1.0 - PROBABILITY_FLOOR)
-            return np.log(p) if kind == "log" else np.log1p(-p)
+        """A numeric column, an ambiguity heuristic ("amb:short_query") or an outcome one-hot ("outcome:failed")."""
         if name.startswith("outcome:"):
             return (self.outcome == name.split(":", 1)[1]).astype(float)
         if name.startswith("amb:") and name not in self.columns:
