@@ -31,8 +31,8 @@ import numpy as np
 
 from core import models, nli, places, quantities, voice
 from core.claims import asks, stated_lead
-from core.text import (LIST_MARKER, STOPWORDS, heading_texts, normalized, split_sentences, straight_quotes, strip_list_marker,
-                       with_apostrophes)
+from core.text import (LIST_MARKER, STOPWORDS, heading_texts, normalized, split_sentences, straight_quotes,
+                       strip_list_marker, with_apostrophes)
 from core.types import Condition, NliScores, Passage, Query, VariableState
 
 ANY_CUE = re.compile(r"\b(any|one|at least one) of\b|\bany of the following\b|\beither\b", re.I)

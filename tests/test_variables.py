@@ -640,7 +640,7 @@ def test_a_carve_out_is_cut_from_a_bullet_condition():
 
 def test_other_than_narrows_a_condition_and_is_kept():
     """ShARC train: "claim any reliefs other than Private Residence Relief or Letting Relief" was cut to
-    "claim any reliefs", which the asker's Private Residence Relief then met."""
+    "claim any reliefs", a disqualifier the asker's claim of Private Residence Relief then met."""
     text = ("## Work out if you need to pay\n\nYou can't use it if you:\n\n* sold business premises or land\n"
             "* claim any reliefs other than Private Residence Relief or Letting Relief\n")
     assert [c.text for c in extract_conditions(passage(text))][-1] == \
@@ -657,6 +657,10 @@ def test_one_word_items_under_a_lead_in_sentence_are_read():
                      "* the Philippines\n* Serbia\n* Turkey")
     assert [c.text for c in extract_conditions(listed)] == ["New Zealand", "the Philippines", "Serbia", "Turkey"]
     assert extract_conditions(passage("## Benefits\n\n* Carer's Allowance\n* Serbia\n* Turkey")) == []
+    # ContractNLI train: a list broken in the source leaves a function word as an item, which is none
+    broken = passage("The protection shall not extend to any information which:\n\n(g) all communication between "
+                     "Vendor and ISCA;\n\n(2) where\n\n(3) is required to be disclosed by applicable law")
+    assert "where" not in [c.text for c in extract_conditions(broken)]
 
 
 def test_an_off_topic_document_imposes_no_conditions(nli_model):
