@@ -32,9 +32,10 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    each: little room to fit noise).
 5. Fits the general learned gate on all domains at once — over every signal, over the calibrated
    probabilities and the dialogue context alone (what means the same on every knowledge base), or over
-   those and the rule gate's verdict under the declared defaults (stored in the gate file), each
+   those and the rule gate's verdict under the declared defaults (stored in the gate file), each one
+   multinomial regression or two binary steps (abstain or not, then ask or answer: "two-stage"), each
    deciding by the largest probability relative to the action's training share ("balanced") or by the
-   largest probability ("argmax"), answering at any P(ANSWER) or only where out of fold at least
+   largest probability ("argmax"), a two-stage gate step by step, answering at any P(ANSWER) or only where out of fold at least
    80, 85 or 90 % of answers were right, its probabilities calibrated by isotonic regression or by
    Platt's sigmoid — and keeps the one with the best mean leave-one-domain-out
    objective (macro-F1 less hallucination above the floor, as for the defaults). (Balanced decisions
@@ -60,7 +61,7 @@ from core.evaluation.calibration import GATE_SETTINGS, SETTINGS_BY_RULE, coordin
 from core.gate.table import CONTEXT_FEATURES, SignalTable, gate_table
 from core.evaluation.fit_signals import cross_fitted, fit_all, save
 from core.evaluation.learned_gate import fit_learned_gate
-from core.gate.learned import CALIBRATIONS, DECISIONS, RULE_VERDICT
+from core.gate.learned import CALIBRATIONS, DECISIONS, RULE_VERDICT, STRUCTURES
 from core.evaluation.training import group_of, training_sets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,10 +91,11 @@ FEATURE_SETS = {"every signal": None, "calibrated": CALIBRATED_FEATURES,
                 "calibrated and the rule gate's verdict": CALIBRATED_FEATURES + RULE_VERDICT}
 # ANSWER only at a calibrated P(ANSWER) that kept this share of out-of-fold answers right (None: no floor)
 PRECISION_FLOORS = (None, 0.8, 0.85, 0.9)
-GATE_VARIANTS = {f"{name}, {decision}" + (f", answer precision {floor}" if floor else "")
-                 + ("" if calibration == "isotonic" else f", {calibration}"): (features, decision, floor, calibration)
-                 for name, features in FEATURE_SETS.items() for decision in DECISIONS for floor in PRECISION_FLOORS
-                 for calibration in CALIBRATIONS}
+GATE_VARIANTS = {f"{name}, " + ("" if structure == "multinomial" else f"{structure}, ") + decision
+                 + (f", answer precision {floor}" if floor else "")
+                 + ("" if calibration == "isotonic" else f", {calibration}"): (features, decision, floor, calibration, structure)
+                 for name, features in FEATURE_SETS.items() for structure in STRUCTURES for decision in DECISIONS
+                 for floor in PRECISION_FLOORS for calibration in CALIBRATIONS}
 HALLUCINATION_FLOOR = 0.15  # the most answers to unanswerable questions a domain may have before the fit pays for them
 SWITCH_GAIN = 0.005  # the least rise of the mean objective for which a rule switch is worth flipping
 
@@ -241,10 +243,10 @@ def main() -> None:
 
     def learned_gate_on(domains, variant):
         """The learned gate fitted on these domains' traces at once, as ``GATE_VARIANTS[variant]`` says."""
-        features, decision, floor, calibration = GATE_VARIANTS[variant]
+        features, decision, floor, calibration, structure = GATE_VARIANTS[variant]
         return fit_learned_gate(SignalTable.from_traces([t for d in domains for t in scored[d]]),
                                 np.concatenate([tables[d][1] for d in domains]), features=features, decision=decision,
-                                precision_floor=floor, calibration=calibration)
+                                precision_floor=floor, calibration=calibration, structure=structure)
 
     declared = settings.defaults()
     starts = {"calibrated rules alone": gate_defaults(declared), "declared": declared}

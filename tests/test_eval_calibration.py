@@ -2,6 +2,7 @@
 the learned gate fits, calibrates and round-trips through JSON."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -250,6 +251,52 @@ def test_a_learned_gate_reading_the_rule_gates_verdict_keeps_the_settings_it_was
     assert fit_learned_gate(table, gold).rule_settings is None  # a gate on the signals alone stores none
 
 
+@pytest.mark.parametrize("calibration", ["isotonic", "platt"])
+def test_two_stage_gate_abstains_or_not_then_asks_or_answers(tmp_path, calibration):
+    """Two binary steps: P(ASK) is P(not ABSTAIN) times the second step's P(ASK | not ABSTAIN); it fits the
+    three-way data as well as the multinomial gate, out of fold too, and keeps its structure in the file."""
+    table, gold, sigs = noisy_three_way(600)
+    gate = fit_learned_gate(table, gold, calibration=calibration, structure="two-stage")
+    codes, probs = gate.predict(table)
+    assert gate.structure == "two-stage" and gate.coef.shape == (2, len(gate.features))
+    assert np.allclose(probs.sum(axis=1), 1) and (probs >= 0).all()
+    assert M.macro_f1(gold, codes) > 0.8
+    assert M.macro_f1(gold, cross_validate(table, gold, folds=4, structure="two-stage")[0]) > 0.75
+    abstain, ask = probs[:, ACTIONS.index("ABSTAIN")], probs[:, ACTIONS.index("ASK")]
+    assert abs(np.corrcoef(abstain, [s.sufficiency for s in sigs])[0, 1]) > 0.5, "the first step reads sufficiency"
+    rest = abstain < 0.9
+    assert np.corrcoef(ask[rest] / (1 - abstain[rest]), [s.incompleteness for s, r in zip(sigs, rest) if r])[0, 1] > 0.5
+    gate.save(tmp_path / "gate.json")
+    assert json.loads((tmp_path / "gate.json").read_text())["structure"] == "two-stage"
+    loaded = LearnedGate.load(tmp_path / "gate.json")
+    assert (loaded.predict(table)[0] == codes).all() and np.allclose(loaded.predict(table)[1], probs)
+    assert loaded.decide(sigs[0])[0] == ACTIONS[codes[0]]
+
+
+def test_two_stage_gate_decides_step_by_step():
+    """Balanced: abstain where P(ABSTAIN) exceeds its training share, whatever the second step says; else
+    ask where P(ASK | not ABSTAIN) exceeds its share among the rest. Argmax: the more probable side of each
+    step. A precision floor sends an answer below it to the more probable of the other two."""
+    table, gold, _ = noisy_three_way(300)
+    gate = dataclasses.replace(fit_learned_gate(table, gold, structure="two-stage"), priors=np.array([0.2, 0.3]))
+    steps = [(0.25, 0.9), (0.1, 0.35), (0.1, 0.25), (0.6, 0.0)]  # (P(ABSTAIN), P(ASK | not ABSTAIN))
+    probs = gate.compose(np.array([a for a, _ in steps]), np.array([b for _, b in steps]))
+    assert [ACTIONS[c] for c in gate.choose(probs)] == ["ABSTAIN", "ASK", "ANSWER", "ABSTAIN"]
+    argmax = dataclasses.replace(gate, decision="argmax")
+    assert [ACTIONS[c] for c in argmax.choose(probs)] == ["ASK", "ANSWER", "ANSWER", "ABSTAIN"]
+    floored = dataclasses.replace(gate, answer_threshold=0.7)  # row 3: P(ANSWER) = 0.9 * 0.75 = 0.675
+    assert [ACTIONS[c] for c in floored.choose(probs)] == ["ABSTAIN", "ASK", "ASK", "ABSTAIN"]
+
+
+def test_two_stage_gate_without_gold_ask_never_asks():
+    table, gold, _ = noisy_three_way(400, seed=3)
+    two = np.where(gold == "ABSTAIN", "ABSTAIN", "ANSWER")  # ContractNLI: no gold ASK
+    gate = fit_learned_gate(table, two, structure="two-stage")
+    codes, probs = gate.predict(table)
+    assert gate.classes == ("ANSWER", "ABSTAIN") and (probs[:, ACTIONS.index("ASK")] == 0).all()
+    assert set(np.unique(codes)) == {0, 2} and M.macro_f1(two, codes) > 0.8
+
+
 def test_learned_gate_load_errors(tmp_path):
     (tmp_path / "x.json").write_text('{"kind": "something-else"}')
     with pytest.raises(ValueError, match="not a learned-gate file"):
@@ -259,6 +306,13 @@ def test_learned_gate_load_errors(tmp_path):
         LearnedGate.load(tmp_path / "y.json")
     with pytest.raises(ValueError, match="two actions"):
         fit_learned_gate(SignalTable.from_signals([signals()] * 4), ["ANSWER"] * 4)
+    table, gold, _ = noisy_three_way(200)
+    data = fit_learned_gate(table, gold).to_json()
+    (tmp_path / "z.json").write_text(json.dumps({**data, "structure": "three-stage"}))
+    with pytest.raises(ValueError, match="unknown structure 'three-stage'"):
+        LearnedGate.load(tmp_path / "z.json")
+    with pytest.raises(ValueError, match="structure must be one of"):
+        fit_learned_gate(table, gold, structure="tree")
 
 
 def test_context_features_and_a_gate_that_reads_them():

@@ -268,6 +268,11 @@ def test_cli_calibrate_writes_preset_and_learned_gate(tmp_path, capsys):
     calibrated = report["comparison"]["rule gate, calibrated (in-sample)"]["macro_f1"]
     assert calibrated >= report["comparison"]["rule gate, given settings"]["macro_f1"]
     assert LearnedGate.load(gate).classes == ("ANSWER", "ASK", "ABSTAIN")
+    assert LearnedGate.load(gate).structure == "multinomial"
+    two_stage = tmp_path / "g2.json"
+    assert _cli(["calibrate", "--format", "sharc", str(data), "--cache", str(cache), "--quiet", "--folds", "3",
+                 "--out", str(preset), "--learned-gate", str(two_stage), "--structure", "two-stage"]) == 0
+    assert LearnedGate.load(two_stage).structure == "two-stage"
     # the eval CLI scores the learned gate from its file
     assert _cli(["eval", "--format", "sharc", str(data), "--cache", str(cache), "--quiet",
                  "--learned-gate", str(gate), "--out", str(tmp_path / "o")]) == 0

@@ -84,9 +84,12 @@ def test_learned_gate_is_compared_out_of_fold_and_can_be_saved_for_inspect(fake_
     shown = " ".join(m.value for m in at.markdown)
     assert "**Learned gate (out-of-fold)** · macro-F1" in shown and "**Rule gate (sidebar settings)**" in shown
     assert at.session_state["aw_eval_learned"]["codes"].shape == (len(fake_run.traces),)
+    at.radio(key="aw_eval_structure").set_value("two-stage").run()
+    assert at.session_state["aw_eval_learned"]["id"][-1] == "two-stage", "the structure refits the comparison"
     at.button(key="aw_eval_save_gate").click().run()
     saved = tmp_path / "gates" / "fake-sharc.json"
     assert saved.is_file() and json.loads(saved.read_text())["kind"] == "answerability-workbench-learned-gate"
+    assert json.loads(saved.read_text())["structure"] == "two-stage"
     at.button(key="aw_eval_use_gate").click().run()
     assert at.sidebar.selectbox(key="aw_set_gate_model").value == "learned"
     assert at.sidebar.text_input(key="aw_set_learned_gate_file").value == wiring.display_path(saved)

@@ -18,6 +18,7 @@ from core.evaluation import metrics as M
 from core.evaluation.calibration import GATE_SETTINGS, SWEEP_METRICS, signal_report
 from core.evaluation.importers import FORMATS
 from core.evaluation.learned_gate import cross_validate, fit_learned_gate
+from core.gate.learned import STRUCTURES
 from core.kb import KnowledgeBaseError
 from core.models import ModelUnavailable
 from core.paths import ENV, PathNotAllowed
@@ -132,13 +133,14 @@ def analyse(choice, values) -> None:
     st.session_state.pop(SUGGESTION, None)
 
 
-def learned_predictions(run, run_id: str, calibration: str, floor: float | None):
+def learned_predictions(run, run_id: str, calibration: str, floor: float | None, structure: str):
     """The learned gate's out-of-fold actions and probabilities on this run (memoised per options)."""
-    key = [run_id, calibration, floor]
+    key = [run_id, calibration, floor, structure]
     stored = st.session_state.get(LEARNED)
     if stored is None or stored["id"] != key:
         with st.spinner("Fitting the learned gate fold by fold…"):
-            codes, probs = cross_validate(run.table, run.gold, calibration=calibration, precision_floor=floor)
+            codes, probs = cross_validate(run.table, run.gold, calibration=calibration, precision_floor=floor,
+                                          structure=structure)
         stored = st.session_state[LEARNED] = {"id": key, "codes": codes, "probs": probs}
     return stored["codes"], stored["probs"]
 
@@ -188,11 +190,14 @@ def comparison(run, run_id, gated, values) -> None:
                "the other folds, so they are comparable with the rule gate's, which is not fitted on this data.")
     a, b = st.columns(2)
     calibration = a.radio("Calibration", ("isotonic", "platt"), horizontal=True, key="aw_eval_calibration")
+    structure = a.radio("Structure", STRUCTURES, horizontal=True, key="aw_eval_structure",
+                        help="One multinomial regression over the three actions, or two steps: abstain or not, "
+                             "then ask or answer among the rest (how the shipped general gate decides).")
     floor_on = b.toggle("ANSWER precision floor", key="aw_eval_floor_on",
                         help="Answer only where the out-of-fold precision of ANSWER reaches the floor.")
     floor = b.slider("Floor", 0.5, 0.99, 0.8, 0.01, key="aw_eval_floor", disabled=not floor_on) if floor_on else None
     try:
-        codes, probs = learned_predictions(run, run_id, calibration, floor)
+        codes, probs = learned_predictions(run, run_id, calibration, floor, structure)
     except ValueError as exc:
         st.warning(f"The learned gate cannot be fitted on this set: {exc}")
         return
@@ -214,8 +219,8 @@ def comparison(run, run_id, gated, values) -> None:
     if save.button("Fit on all items and save for Inspect", key="aw_eval_save_gate",
                    help="Writes gates/<set>.json and switches the sidebar's gate model to it."):
         gate = fit_learned_gate(run.table, run.gold, calibration=calibration, precision_floor=floor,
-                               info={"dataset": run.dataset.describe(),
-                                     "out_of_fold_macro_f1": learned_m["macro_f1"]})
+                               structure=structure, info={"dataset": run.dataset.describe(),
+                                                          "out_of_fold_macro_f1": learned_m["macro_f1"]})
         target = wiring.ROOT / "gates" / f"{Path(run.dataset.path).stem}-{run.dataset.format}.json"
         target.parent.mkdir(exist_ok=True)
         gate.save(target)

@@ -21,6 +21,7 @@ import numpy as np
 
 from core import settings as settings_mod
 from core.evaluation import metrics as M
+from core.gate.learned import STRUCTURES
 
 COMMANDS = ("eval", "calibrate")
 
@@ -49,6 +50,9 @@ def add_subcommands(subparsers) -> None:
                        help="probability calibration of the learned gate")
     p_cal.add_argument("--precision-floor", type=float, metavar="P",
                        help="learned gate: answer only where out-of-fold ANSWER precision reaches P")
+    p_cal.add_argument("--structure", default="multinomial", choices=STRUCTURES,
+                       help="learned gate: one multinomial regression, or two steps (abstain or not, then ask or "
+                            "answer)")
     p_cal.add_argument("--report", metavar="REPORT.json", help="write every figure of the calibration here")
 
 
@@ -168,7 +172,7 @@ def cmd_calibrate(args, values) -> int:
                               "suggested": suggestion.changed, "fold_values": list(suggestion.fold_values)}
     if args.learned_gate:
         print("fitting the learned gate…", file=sys.stderr)
-        fit = {"calibration": args.calibration, "precision_floor": args.precision_floor}
+        fit = {"calibration": args.calibration, "precision_floor": args.precision_floor, "structure": args.structure}
         codes, probs = cross_validate(table, gold, folds=args.folds, **fit)
         rows["learned gate (out-of-fold)"] = row(M.action_metrics(gold, codes), probs[:, 1])
         gate = fit_learned_gate(table, gold, folds=args.folds, info={"dataset": run_.dataset.describe()}, **fit)
