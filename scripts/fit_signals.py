@@ -35,12 +35,12 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    those and the rule gate's verdict under the declared defaults (stored in the gate file), each one
    multinomial regression or two binary steps (abstain or not, then ask or answer: "two-stage"), each
    deciding by the largest probability relative to the action's training share ("balanced") or by the
-   largest probability ("argmax"), a two-stage gate step by step, answering at any P(ANSWER) or only where out of fold at least
-   80, 85 or 90 % of answers were right, its probabilities calibrated by isotonic regression or by
-   Platt's sigmoid — and keeps the one with the best mean leave-one-domain-out
-   objective (macro-F1 less hallucination above the floor, as for the defaults). (Balanced decisions
-   asked on a left-out domain as often as ASK was common in the others: ShARC left out, macro-F1 0.20;
-   by the largest probability, 0.45.)
+   largest probability ("argmax"), a two-stage gate step by step, answering at any P(ANSWER) or only
+   where out of fold at least 80, 85 or 90 % of answers were right, its probabilities calibrated by
+   isotonic regression or by Platt's sigmoid — and keeps the one with the best mean leave-one-domain-out
+   objective (macro-F1 less hallucination above the floor, as for the defaults). (Balanced multinomial
+   decisions asked on a left-out domain as often as ASK was common in the others: ShARC left out,
+   macro-F1 0.20; by the largest probability, 0.45. Two steps transfer better: ShARC left out, 0.73.)
 With ``--write`` the calibrators go to models/signals.json, the learned gate to
 presets/learned-gate-general.json and the chosen gate configuration to presets/training-fit.json
 (its differences from core/settings.py are printed); ``--keep-calibrators`` leaves models/signals.json as it
@@ -93,7 +93,8 @@ FEATURE_SETS = {"every signal": None, "calibrated": CALIBRATED_FEATURES,
 PRECISION_FLOORS = (None, 0.8, 0.85, 0.9)
 GATE_VARIANTS = {f"{name}, " + ("" if structure == "multinomial" else f"{structure}, ") + decision
                  + (f", answer precision {floor}" if floor else "")
-                 + ("" if calibration == "isotonic" else f", {calibration}"): (features, decision, floor, calibration, structure)
+                 + ("" if calibration == "isotonic" else f", {calibration}"):
+                 (features, decision, floor, calibration, structure)
                  for name, features in FEATURE_SETS.items() for structure in STRUCTURES for decision in DECISIONS
                  for floor in PRECISION_FLOORS for calibration in CALIBRATIONS}
 HALLUCINATION_FLOOR = 0.15  # the most answers to unanswerable questions a domain may have before the fit pays for them

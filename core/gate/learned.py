@@ -10,11 +10,11 @@ Two structures. "multinomial": one multinomial logistic regression over standard
 raw probabilities of the three actions; per-action isotonic or Platt calibrators make them honest.
 "two-stage": the order the rule gate decides in, as two binary regressions: is there an answer to
 give at all (ABSTAIN or not), then, where there is, does it wait on the asker (ASK or ANSWER), each
-calibrated; P(ASK) = (1 − P(ABSTAIN)) · P(ASK | not ABSTAIN). Abstaining means the same on every kind
-of knowledge base, and asking is learned only among the questions that have an answer, so a domain
-where no one is ever asked (contracts, articles) teaches the first step without pulling on the second
-(training domains, cross-fitted: left out one domain at a time, objective 0.646 -> 0.723; within the
-domains, grouped 5-fold, 0.745 -> 0.753; every draw up both ways).
+calibrated; P(ASK) = (1 − P(ABSTAIN)) · P(ASK | not ABSTAIN). Each step is a two-way question with a
+balance of its own: whether there is anything to answer is learned from every training domain (each
+holds unanswerable questions), whether the answer waits on the asker only among the questions that
+have one (training domains, cross-fitted: left out one domain at a time, objective 0.646 -> 0.723;
+within the domains, grouped 5-fold, 0.745 -> 0.753; every draw up both ways).
 
 The action is the calibrated probability's argmax, by default divided by each action's training share
 ("balanced"); a two-stage gate decides step by step, a step going to its rarer side where that side's
@@ -208,8 +208,10 @@ class LearnedGate:
         rest = 1 - probs[:, abstain]
         p_ask = np.divide(probs[:, ask], rest, out=np.zeros(len(probs)), where=rest > 0)
         bars = self.priors if self.decision == "balanced" else (0.5, 0.5)
-        asks = p_ask > bars[1] if {"ASK", "ANSWER"} <= set(self.classes) else np.full(len(probs), "ASK" in self.classes)
-        codes = np.where(asks, ask, answer)
+        if {"ASK", "ANSWER"} <= set(self.classes):
+            codes = np.where(p_ask > bars[1], ask, answer)
+        else:
+            codes = np.full(len(probs), ask if "ASK" in self.classes else answer)
         if self.answer_threshold is not None and "ANSWER" in self.classes:
             # an answer below the floor goes to the more probable of the other two
             demote = (codes == answer) & (probs[:, answer] < self.answer_threshold)
@@ -256,7 +258,8 @@ class LearnedGate:
                        calibration=data["calibration"]["method"],
                        calibrators=tuple(data["calibration"]["per_class"]), priors=np.array(data["priors"], float),
                        decision=data["decision"], answer_threshold=data["answer_threshold"], info=data["info"],
-                       rule_settings=data.get("rule_settings"), structure=_structure(data.get("structure", "multinomial")))
+                       rule_settings=data.get("rule_settings"),
+                       structure=_structure(data.get("structure", "multinomial")))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"learned gate {path} is damaged ({type(exc).__name__}: {exc}); retrain it") from None
 
