@@ -7,6 +7,7 @@ import pytest
 
 from core import settings
 from core.evaluation import metrics as M
+from core.gate.learned import RULE_VERDICT
 from core.gate.table import SignalTable
 from tests.factories import signals
 from tests.scripts import load_script
@@ -50,3 +51,35 @@ def test_a_rule_that_decides_nothing_is_shown_off_with_its_declared_threshold(fi
     assert shown["gap_min"] == declared["gap_min"]
     assert shown["topic_min"] == 0.5 and shown["rule_topic_absent"] is True  # it decides the absent items
     assert shown["rule_conditions_failed"] == declared["rule_conditions_failed"]  # fixed, whatever it decides
+
+
+def test_within_domain_codes_score_each_group_by_a_gate_fitted_without_it(fit_signals):
+    """The learned gate's second criterion: every rule tree, contract or article is gated by a gate fitted on
+    the other folds (a gate that remembered its training groups would be right only on them)."""
+    table, gold, groups = planted()
+    seen = []
+
+    class Remembering:
+        def __init__(self, train_table):
+            self.known = {round(float(p), 9) for p in train_table.column("p_topic")}
+
+        def predict(self, test_table):
+            codes = [M.ANSWER if round(float(p), 9) in self.known else M.ABSTAIN for p in test_table.column("p_topic")]
+            return np.array(codes), None
+
+    def fit(train_table, train_gold):
+        seen.append(len(train_gold))
+        return Remembering(train_table)
+    codes = fit_signals.within_domain_codes(table, gold, groups, fit, folds=5)
+    assert seen == [32] * 5
+    assert (codes == M.ABSTAIN).all(), "no item was gated by a gate fitted on it"
+
+
+def test_the_learned_gate_ships_on_both_criteria(fit_signals):
+    left_out = {"log-probabilities": 0.665, "two-stage": 0.660, "multinomial": 0.651}
+    within = {"log-probabilities": 0.731, "two-stage": 0.753, "multinomial": 0.745}
+    assert fit_signals.best_on_both(left_out, within) == "two-stage"
+    assert fit_signals.best_on_both(left_out, {"log-probabilities": 0.731}) == "log-probabilities"
+    assert set(fit_signals.GATE_VARIANTS.values()) >= {
+        (fit_signals.CALIBRATED_FEATURES + RULE_VERDICT, "balanced", None, "platt", structure)
+        for structure in ("multinomial", "two-stage")}
