@@ -455,6 +455,7 @@ def test_the_learned_gate_decides_when_chosen_in_the_sidebar(fake):
     decision = at.session_state[wiring.DECISION_KEY]
     assert not at.exception and not at.error and len(fake) == 1, "switching the gate analyses nothing"
     assert decision.rule == "learned_gate" and "presets/learned-gate-general.json" in decision.reason
+    assert "P(ABSTAIN)" in decision.reason and "then P(ASK | not ABSTAIN)" in decision.reason, "the shipped gate's steps"
     assert action_of(at) == decision.action
     table = next(m.value for m in at.markdown if m.value.startswith("| # | rule"))
     assert "`learned_gate`" in table and "`missing_variables`" in table

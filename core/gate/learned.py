@@ -150,7 +150,7 @@ class LearnedGate:
         if self.structure == "two-stage":
             how = ("decided step by step, abstain or not, then ask or answer, each step taking its rarer side where "
                    + ("that side's probability exceeds its share of the training labels" if self.decision == "balanced"
-                      else "that side is the more probable"))
+                      else "that side is the more probable") + self._steps(probs))
         else:
             how = ("the highest after dividing each by its share of the training labels" if self.decision == "balanced"
                    else "the highest")
@@ -167,6 +167,17 @@ class LearnedGate:
         rules = tuple(dataclasses.replace(r, fired=False) for r in rule_decision.rules)
         return Decision(action=action, rule="learned_gate", reason=reason, rules=(decided, *rules),
                         answer_polarity=answer_polarity(action, trace.signals.condition_outcome))
+
+    def _steps(self, probs: Mapping[str, float]) -> str:
+        """Each step's probability beside the bar it had to clear, for a two-stage gate's reason."""
+        bars = self.priors if self.decision == "balanced" else (0.5, 0.5)
+        rest = 1.0 - probs["ABSTAIN"]
+        steps = []
+        if "ABSTAIN" in self.classes:
+            steps.append(f"P(ABSTAIN) {probs['ABSTAIN']:.2f} against {bars[0]:.2f}")
+        if {"ASK", "ANSWER"} <= set(self.classes):
+            steps.append(f"P(ASK | not ABSTAIN) {probs['ASK'] / rest if rest > 0 else 0.0:.2f} against {bars[1]:.2f}")
+        return f" ({', then '.join(steps)})" if steps else ""
 
     def calibrate(self, raw: np.ndarray) -> np.ndarray:
         cal = np.column_stack([_apply_calibrator(c, raw[:, i], self.calibration)
