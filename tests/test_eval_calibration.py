@@ -187,10 +187,10 @@ def test_learned_gate_fits_and_json_round_trip(tmp_path, calibration):
 def test_platt_calibration_of_a_sure_probability_does_not_overflow():
     """A steep Platt slope on a probability of 1 - 1e-9 must give 0 or 1 quietly, not an overflow warning."""
     import warnings
-    from core.gate.learned import _apply_calibrator, sigmoid
+    from core.gate.learned import apply_calibrator, sigmoid
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        p = _apply_calibrator({"a": 80.0, "b": 0.5}, np.array([1e-9, 0.5, 1 - 1e-9]), "platt")
+        p = apply_calibrator({"a": 80.0, "b": 0.5}, np.array([1e-9, 0.5, 1 - 1e-9]), "platt")
         assert p[0] == pytest.approx(0.0) and p[2] == pytest.approx(1.0) and 0.5 < p[1] < 1.0
         assert np.allclose(sigmoid(np.array([-2.0, 0.0, 3.0])), 1 / (1 + np.exp(-np.array([-2.0, 0.0, 3.0]))))
 
@@ -198,14 +198,14 @@ def test_platt_calibration_of_a_sure_probability_does_not_overflow():
 def test_isotonic_calibration_matches_sklearn():
     from sklearn.isotonic import IsotonicRegression
     from core.evaluation.learned_gate import _fit_calibrator
-    from core.gate.learned import _apply_calibrator
+    from core.gate.learned import apply_calibrator
     rng = np.random.default_rng(0)
     p = rng.random(300)
     y = rng.random(300) < p
     cal = _fit_calibrator(p, y, "isotonic")
     ref = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(p, y.astype(float))
     q = np.linspace(-0.1, 1.1, 50)
-    assert np.allclose(_apply_calibrator(cal, q, "isotonic"), ref.predict(q))
+    assert np.allclose(apply_calibrator(cal, q, "isotonic"), ref.predict(q))
 
 
 def test_learned_gate_out_of_fold_and_two_classes():

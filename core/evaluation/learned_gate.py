@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from core.evaluation import metrics as M
-from core.gate.learned import (CALIBRATIONS, DECISIONS, RULE_VERDICT, STRUCTURES, LearnedGate, _apply_calibrator,
+from core.gate.learned import (CALIBRATIONS, DECISIONS, RULE_VERDICT, STRUCTURES, LearnedGate, apply_calibrator,
                                feature_matrix, feature_names, gate_settings, logistic_probabilities, logit)
 from core.gate.table import SignalTable
 from core.types import ACTIONS
@@ -105,14 +105,14 @@ def _binary_step(Z: np.ndarray, positive: np.ndarray, C: float, calibration: str
         raw[test] = logistic_probabilities(_logistic(Z[train], y[train], C), Z[test], 2)[:, 1]
     coef, intercept = _logistic(Z, y, C)
     calibrator = _fit_calibrator(raw, positive, calibration)
-    return coef[0], float(intercept[0]), calibrator, _apply_calibrator(calibrator, raw, calibration)
+    return coef[0], float(intercept[0]), calibrator, apply_calibrator(calibrator, raw, calibration)
 
 
 def _step_probability(step, Z: np.ndarray, calibration: str) -> np.ndarray:
     """A fitted step's calibrated probability on rows it was not fitted on."""
     coef, intercept, calibrator, _ = step
     raw = logistic_probabilities((coef[None, :], np.array([intercept])), Z, 2)[:, 1]
-    return _apply_calibrator(calibrator, raw, calibration) if calibrator else raw
+    return apply_calibrator(calibrator, raw, calibration) if calibrator else raw
 
 
 def _replace(gate: LearnedGate, **changes) -> LearnedGate:

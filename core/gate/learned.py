@@ -112,7 +112,7 @@ class LearnedGate:
         Z = (feature_matrix(table, self.features, self.rule_settings) - self.mean) / self.scale
         if self.structure == "two-stage":
             raw = sigmoid(Z @ self.coef.T + self.intercept)
-            return self.compose(*(_apply_calibrator(c, raw[:, k], self.calibration) if c else raw[:, k]
+            return self.compose(*(apply_calibrator(c, raw[:, k], self.calibration) if c else raw[:, k]
                                   for k, c in enumerate(self.calibrators)))
         probs = self.calibrate(logistic_probabilities((self.coef, self.intercept), Z, len(self.classes)))
         out = np.zeros((len(table), len(ACTIONS)))
@@ -180,7 +180,7 @@ class LearnedGate:
         return f" ({', then '.join(steps)})" if steps else ""
 
     def calibrate(self, raw: np.ndarray) -> np.ndarray:
-        cal = np.column_stack([_apply_calibrator(c, raw[:, i], self.calibration)
+        cal = np.column_stack([apply_calibrator(c, raw[:, i], self.calibration)
                                for i, c in enumerate(self.calibrators)])
         total = cal.sum(axis=1, keepdims=True)
         return np.where(total > 0, cal / np.where(total > 0, total, 1), 1.0 / cal.shape[1])
@@ -314,7 +314,8 @@ def logistic_probabilities(model: tuple[np.ndarray, np.ndarray], Z: np.ndarray, 
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _apply_calibrator(cal: Mapping[str, Any], p: np.ndarray, method: str) -> np.ndarray:
+def apply_calibrator(cal: Mapping[str, Any], p: np.ndarray, method: str) -> np.ndarray:
+    """Raw probabilities through one fitted calibrator: {"x", "y"} (isotonic) or {"a", "b"} (Platt)."""
     if method == "isotonic":
         return np.interp(p, cal["x"], cal["y"])
     return sigmoid(cal["a"] * logit(p) + cal["b"])
