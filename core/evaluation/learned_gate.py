@@ -82,13 +82,12 @@ def _fit_two_stage(Z: np.ndarray, g: np.ndarray, common: Mapping[str, Any], C: f
     ask = g == ACTIONS.index("ASK")
     steps = [_binary_step(Z, abstain, C, common["calibration"], folds, seed),
              _binary_step(Z[rest], ask[rest], C, common["calibration"], folds, seed)]
-    p_abstain = steps[0][3]
-    p_ask = _step_probability(steps[1], Z, common["calibration"])
-    p_ask[rest] = steps[1][3]
     share_ask = float(ask[rest].mean()) if rest.any() else 0.0
     gate = LearnedGate(coef=np.vstack([s[0] for s in steps]), intercept=np.array([s[1] for s in steps]),
                        calibrators=tuple(s[2] for s in steps), priors=np.array([abstain.mean(), share_ask]), **common)
-    return gate, gate.compose(p_abstain, p_ask)
+    p_ask = gate.step_probabilities(Z)[1]  # out of sample on the rows abstained on
+    p_ask[rest] = steps[1][3]
+    return gate, gate.compose(steps[0][3], p_ask)
 
 
 def _binary_step(Z: np.ndarray, positive: np.ndarray, C: float, calibration: str, folds: int,
@@ -106,13 +105,6 @@ def _binary_step(Z: np.ndarray, positive: np.ndarray, C: float, calibration: str
     coef, intercept = _logistic(Z, y, C)
     calibrator = _fit_calibrator(raw, positive, calibration)
     return coef[0], float(intercept[0]), calibrator, apply_calibrator(calibrator, raw, calibration)
-
-
-def _step_probability(step, Z: np.ndarray, calibration: str) -> np.ndarray:
-    """A fitted step's calibrated probability on rows it was not fitted on."""
-    coef, intercept, calibrator, _ = step
-    raw = logistic_probabilities((coef[None, :], np.array([intercept])), Z, 2)[:, 1]
-    return apply_calibrator(calibrator, raw, calibration) if calibrator else raw
 
 
 def _replace(gate: LearnedGate, **changes) -> LearnedGate:

@@ -111,9 +111,7 @@ class LearnedGate:
                              f"retrain it with `python -m core calibrate … --learned-gate`")
         Z = (feature_matrix(table, self.features, self.rule_settings) - self.mean) / self.scale
         if self.structure == "two-stage":
-            raw = sigmoid(Z @ self.coef.T + self.intercept)
-            return self.compose(*(apply_calibrator(c, raw[:, k], self.calibration) if c else raw[:, k]
-                                  for k, c in enumerate(self.calibrators)))
+            return self.compose(*self.step_probabilities(Z))
         probs = self.calibrate(logistic_probabilities((self.coef, self.intercept), Z, len(self.classes)))
         out = np.zeros((len(table), len(ACTIONS)))
         for c, name in enumerate(self.classes):
@@ -170,14 +168,36 @@ class LearnedGate:
 
     def _steps(self, probs: Mapping[str, float]) -> str:
         """Each step's probability beside the bar it had to clear, for a two-stage gate's reason."""
-        bars = self.priors if self.decision == "balanced" else (0.5, 0.5)
-        rest = 1.0 - probs["ABSTAIN"]
+        abstain, ask = (float(p[0]) for p in self.split(np.array([[probs[a] for a in ACTIONS]])))
+        bars = self._bars()
         steps = []
         if "ABSTAIN" in self.classes:
-            steps.append(f"P(ABSTAIN) {probs['ABSTAIN']:.2f} against {bars[0]:.2f}")
-        if {"ASK", "ANSWER"} <= set(self.classes):
-            steps.append(f"P(ASK | not ABSTAIN) {probs['ASK'] / rest if rest > 0 else 0.0:.2f} against {bars[1]:.2f}")
+            steps.append(f"P(ABSTAIN) {abstain:.2f} against {bars[0]:.2f}")
+        if self._asks_or_answers():
+            steps.append(f"P(ASK | not ABSTAIN) {ask:.2f} against {bars[1]:.2f}")
         return f" ({', then '.join(steps)})" if steps else ""
+
+    def _bars(self) -> tuple[float, float]:
+        """What P(ABSTAIN) and P(ASK | not ABSTAIN) must exceed in a two-stage gate."""
+        return tuple(self.priors) if self.decision == "balanced" else (0.5, 0.5)
+
+    def _asks_or_answers(self) -> bool:
+        """Whether a two-stage gate's second step was fitted (its training data held both ASK and ANSWER)."""
+        return {"ASK", "ANSWER"} <= set(self.classes)
+
+    def step_probabilities(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A two-stage gate's calibrated P(ABSTAIN) and P(ASK | not ABSTAIN) from standardised features (a
+        step fitted on one side only keeps its raw score, which ``compose`` overrides)."""
+        raw = sigmoid(Z @ self.coef.T + self.intercept)
+        abstain, ask = (apply_calibrator(c, raw[:, k], self.calibration) if c else raw[:, k]
+                        for k, c in enumerate(self.calibrators))
+        return abstain, ask
+
+    def split(self, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``compose`` undone: P(ABSTAIN) and P(ASK | not ABSTAIN) from (n, 3) probabilities."""
+        abstain = probs[:, ACTIONS.index("ABSTAIN")]
+        rest = 1 - abstain
+        return abstain, np.divide(probs[:, ACTIONS.index("ASK")], rest, out=np.zeros(len(probs)), where=rest > 0)
 
     def calibrate(self, raw: np.ndarray) -> np.ndarray:
         cal = np.column_stack([apply_calibrator(c, raw[:, i], self.calibration)
@@ -190,7 +210,7 @@ class LearnedGate:
         ABSTAIN); a step its training data lacked a side of is sure (no ASK: P(ASK | …) = 0)."""
         if "ABSTAIN" not in self.classes:
             abstain = np.zeros_like(abstain)
-        if not {"ASK", "ANSWER"} <= set(self.classes):
+        if not self._asks_or_answers():
             ask = np.full_like(ask, float("ASK" in self.classes))
         out = np.zeros((len(abstain), len(ACTIONS)))
         out[:, ACTIONS.index("ABSTAIN")] = abstain
@@ -216,10 +236,9 @@ class LearnedGate:
 
     def _choose_by_steps(self, probs: np.ndarray) -> np.ndarray:
         answer, ask, abstain = (ACTIONS.index(a) for a in ("ANSWER", "ASK", "ABSTAIN"))
-        rest = 1 - probs[:, abstain]
-        p_ask = np.divide(probs[:, ask], rest, out=np.zeros(len(probs)), where=rest > 0)
-        bars = self.priors if self.decision == "balanced" else (0.5, 0.5)
-        if {"ASK", "ANSWER"} <= set(self.classes):
+        p_abstain, p_ask = self.split(probs)
+        bars = self._bars()
+        if self._asks_or_answers():
             codes = np.where(p_ask > bars[1], ask, answer)
         else:
             codes = np.full(len(probs), ask if "ASK" in self.classes else answer)
@@ -231,7 +250,7 @@ class LearnedGate:
                 other = np.where(probs[:, ask] >= probs[:, abstain], ask, abstain)
             codes = np.where(demote, other, codes)
         if "ABSTAIN" in self.classes:
-            codes = np.where(probs[:, abstain] > bars[0], abstain, codes)
+            codes = np.where(p_abstain > bars[0], abstain, codes)
         return codes
 
     # -- the JSON file --
