@@ -42,7 +42,8 @@ CONDITION_CUE = re.compile(r"\b(must|eligible|qualify|require[sd]?|need to|have 
 # of action" states no condition of being an independent contractor).
 IF_CLAUSE = re.compile(r"(?<!\beven )(?<!\bas )\b(only if|unless|if|provided that|as long as)\b\s+(.*)$", re.I)
 NEGATIVE_MAIN = re.compile(r"\b(cannot|can't|can not|won't|will not|not eligible|isn't|is not|are not|aren't|no longer|don't|do not|shouldn't|should not)\b", re.I)
-FIRST_PERSON = re.compile(r"\b(i|me|my|mine|we|our|us|you|your)\b", re.I)
+# "us" in capitals is the country ("What did the US share?", "released … in the US"), not the asker
+FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|our|you|your)\b|\b(?-i:us|Us)\b", re.I)
 UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
 YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re.I)
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)

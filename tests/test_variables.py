@@ -193,6 +193,16 @@ def test_factual_questions_impose_no_conditions(monkeypatch):
     assert state.conditions == () and state.outcome == "none" and state.incompleteness == 0.0
 
 
+@pytest.mark.parametrize("question, personal", [
+    ("What did the US share?", False),  # SQuAD train: the country, not the asker
+    ("Which book was credited with sparking the US Civil War?", False),
+    ("Can you tell us when the office opens?", True),
+    ("Can I get the Winter Fuel Payment?", True),
+])
+def test_the_us_in_capitals_is_the_country_not_the_asker(question, personal):
+    assert bool(variables.FIRST_PERSON.search(question)) is personal
+
+
 def test_answered_follow_up_questions_settle_conditions(monkeypatch):
     """Real embedder: a follow-up that asks about the condition decides it by its yes/no answer."""
     monkeypatch.setattr(nli, "predict", fake_nli({}))
