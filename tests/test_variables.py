@@ -196,7 +196,7 @@ def test_factual_questions_impose_no_conditions(monkeypatch):
 @pytest.mark.parametrize("question, personal", [
     ("What did the US share?", False),  # SQuAD train: the country, not the asker
     ("Which book was credited with sparking the US Civil War?", False),
-    ("Can you tell us when the office opens?", True),
+    ("Will the council give us a grant?", True),  # "us" in lower case is the asker
     ("Can I get the Winter Fuel Payment?", True),
 ])
 def test_the_us_in_capitals_is_the_country_not_the_asker(question, personal):
