@@ -365,7 +365,7 @@ def main() -> None:
             print(f"  {domain:12} {row['rule']:20} {row['action']:8} fires {row['fires']:5d}  precision "
                   f"{row['precision']:.2f}  base rate {row['base_rate']:.2f}  lift {row['lift']:.2f}")
     if args.write:
-        learned_gate_on(list(tables), general).save(ROOT / "presets" / "learned-gate-general.json")
+        fit_variant(pooled, pooled_gold, general).save(ROOT / "presets" / "learned-gate-general.json")  # every domain
         written = ["presets/learned-gate-general.json"]
         if not args.keep_calibrators:
             save(fitted, calibrated.DEFAULT_FILE)
