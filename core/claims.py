@@ -49,12 +49,16 @@ NOUN_TYPE = {
     "amount": "MONEY", "cost": "MONEY", "price": "MONEY", "fee": "MONEY",
     "rate": "RATE",  # an hourly rate is money, an interest or VAT rate a percentage
     "number": "NUMBER", "age": "NUMBER", "population": "NUMBER", "percentage": "NUMBER", "proportion": "NUMBER",
-    "fraction": "NUMBER",
+    "fraction": "NUMBER", "duration": "DURATION",
     "person": "PERSON", "engineer": "PERSON", "architect": "PERSON", "founder": "PERSON",
     "author": "PERSON", "designer": "PERSON", "captain": "PERSON", "composer": "PERSON",
 }
 # What is measured in time: "how much notice" asks for a length of time ("30 days' written notice").
 TIME_NOUNS = frozenset({"time", "notice", "warning"})
+# The auxiliaries after an object wh-word ("What did …", "What can …"), not a copula's ("What is …").
+DO_OR_MODAL = frozenset("do does did can could will would shall should may might must".split())
+# Verbs whose object is a sum of money: "What did the first iPod cost?", "What does the Recipient have to pay?".
+PRICE_VERBS = frozenset("cost costs costed pay pays paid spend spends spent charge charges charged earn earns earned".split())
 # Units of time: "how many years" asks for a duration ("7 years"), not a date.
 TIME_UNITS = frozenset("second minute hour day week fortnight month year decade century".split())
 
@@ -519,7 +523,7 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         if wh == "how many":  # a count, whatever is counted ("how many cities"), or a length of time
             answer_type = "DURATION" if lemma in TIME_UNITS else "NUMBER"
         else:
-            answer_type = NOUN_TYPE.get(lemma, answer_type)
+            answer_type = _noun_type(tokens, head, answer_type)
         if wh == "how much" and tokens[head].pos_ == "NOUN" and lemma not in NOUN_TYPE and lemma not in MONEY_NOUNS:
             answer_type = "DURATION" if lemma in TIME_NOUNS else "MEASURE"
         start = end
@@ -539,6 +543,8 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         # "How much of the sunlight hitting the atmosphere is reflected?": a share ("about 30%"), not money
         noun, start, answer_type = _join(tokens[start:end]), end, "NUMBER"
         target = f"{'an amount' if wh == 'how much' else 'a number'} {noun} that"
+    if wh == "what" and head is None and _asks_a_price(tokens):
+        answer_type = "MONEY"
     if preposition and " whose " in target:  # "In which country's capital …": "a country in whose capital"
         owner, owned = target.split(" whose ", 1)
         target = f"{owner} {preposition} whose {owned}"
@@ -553,8 +559,11 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
         subject = _join(tokens[start + 1:])
         if wh in ("what", "which"):
             # "What is the deadline for X?" → the head noun of the subject decides the type.
-            answer_type = next((NOUN_TYPE[t.lemma_.lower()] for t in tokens[start + 1:]
-                                if t.lemma_.lower() in NOUN_TYPE), answer_type)
+            # A period only as the subject itself ("What is the notice period?", not "What are the conditions
+            # during the bail period?").
+            answer_type = next((typed for k in range(start + 1, len(tokens))
+                                if (typed := _noun_type(tokens, k) if tokens[k].head.i == start
+                                    else NOUN_TYPE.get(tokens[k].lemma_.lower(), ""))), answer_type)
         return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
                      wh=wh, answer_type=answer_type)
     if stranded:
@@ -585,6 +594,38 @@ def _stranded_preposition(tokens):
     if len(words) < 3 or words[-1].pos_ != "ADP" or words[-2].pos_ in ("ADP", "PART"):
         return None
     return words[-1]
+
+
+def _noun_type(tokens, k: int, default: str = "") -> str:
+    """The answer type the noun at ``k`` names (``NOUN_TYPE``). A "period" is a length of time where a noun
+    says of what ("the notice period", "a waiting period") or "of time" follows; alone or after a name or an
+    adjective it may be an era ("the Romantic period"), which no length of time answers."""
+    lemma = tokens[k].lemma_.lower()
+    if lemma == "period":
+        modifier = tokens[k - 1] if k > 0 else None
+        of_a_noun = modifier is not None and modifier.head.i == k and modifier.dep_ in ("compound", "amod") \
+            and modifier.pos_ in ("NOUN", "VERB") and modifier.text.islower()
+        of_time = k + 2 < len(tokens) and tokens[k + 1].lower_ == "of" and tokens[k + 2].lemma_.lower() in TIME_NOUNS
+        return "DURATION" if of_a_noun or of_time else default
+    return NOUN_TYPE.get(lemma, default)
+
+
+def _asks_a_price(tokens) -> bool:
+    """"What did the first iPod cost?", "What does the Recipient have to pay?": the wh-word is the object of
+    a verb of paying (do or a modal follows it, so it is neither the subject, "What costs more …", nor a
+    copula's, "What is the worst that can happen if I don't pay?"), and nothing else is ("What did they pay
+    tribute to?"); a length of time may follow ("… pay a week?")."""
+    if len(tokens) < 3 or tokens[1].lower_ not in DO_OR_MODAL:
+        return False
+    for k in range(2, len(tokens)):
+        if tokens[k].lower_ not in PRICE_VERBS:
+            continue
+        after = tokens[k + 1] if k + 1 < len(tokens) else None
+        if after is None or after.is_punct or after.pos_ in ("ADP", "SCONJ", "ADV"):
+            return True
+        if after.lower_ in ("a", "an", "per", "each", "every") and k + 2 < len(tokens):
+            return tokens[k + 2].lemma_.lower() in TIME_UNITS
+    return False
 
 
 def _wh_noun_phrase(tokens, start: int) -> tuple[int | None, int]:

@@ -257,6 +257,29 @@ def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
     assert build(question).answer_type == answer_type
 
 
+@pytest.mark.parametrize("question, answer_type", [
+    # "what" as the object of a verb of paying asks for money (train KB: "What did the first iPod cost when it
+    # launched?" was left untyped, so a passage with no price at all could answer it) ...
+    ("What did the first iPod cost when it launched in 2001?", "MONEY"),
+    ("What does the Recipient have to pay?", "MONEY"),
+    ("What does Carer's Allowance pay a week?", "MONEY"),
+    ("What did they pay tribute to?", ""),  # the verb has its own object
+    ("What costs more, the bus pass or the rail card?", ""),  # "what" is the subject
+    ("What is the worst that can happen if I don't pay?", ""),  # ConditionalQA train: a copula's subject
+    ("whats the most weeks maternity pay is paid for", ""),  # not money
+    # ... and a period of notice, of waiting or of time is a length of time; an era is not
+    ("What notice period do we have to give to withdraw from the agreement?", "DURATION"),
+    ("What's the notice period in my employment contract?", "DURATION"),
+    ("What period of time does the agreement cover?", "DURATION"),
+    ("What is the duration of the agreement?", "DURATION"),
+    ("What period did Chopin's music belong to?", ""),
+    ("In what period was the cathedral built?", ""),
+    ("What are the conditions I need to follow during the bail period?", ""),  # the period is not asked for
+])
+def test_a_price_or_a_period_is_typed(build, question, answer_type):
+    assert build(question).answer_type == answer_type
+
+
 @pytest.mark.parametrize("question, text, answer_type", [
     # the wh-phrase is the subject: nothing to invert ("Who can apply?" was "… a person who apply can.")
     ("Who can apply?", "There exists a person who can apply.", "PERSON"),
@@ -283,7 +306,7 @@ def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
     ("What did Edith design?", "There exists something that Edith designed.", ""),
     ("What did Beyoncé release in 2003?", "There exists something that Beyoncé released in 2003.", ""),
     ("What did the first iPod cost when it launched in 2001?",
-     "There exists something that the first iPod cost when it launched in 2001.", ""),
+     "There exists something that the first iPod cost when it launched in 2001.", "MONEY"),
     ("How much electricity does a typical wind turbine generate?",
      "There exists an amount of electricity that a typical wind turbine generates.", "MEASURE"),
     # the asker asking what to do asks for a procedure; how a third party does a thing, or whether, does not
@@ -320,7 +343,7 @@ def test_a_subject_wh_phrase_contracted_auxiliaries_and_do_questions(build, ques
     ("Which Chinese premier visited the disaster zone after the 2008 Sichuan earthquake?",
      "There exists a Chinese premier that visited the disaster zone after the 2008 Sichuan earthquake.", ""),
     ("What notice period do we have to give to withdraw?",
-     "There exists a notice period that we have to give to withdraw.", ""),
+     "There exists a notice period that we have to give to withdraw.", "DURATION"),
     ("What type of music did Chopin discover?", "There exists a type of music that Chopin discovered.", ""),
     ("What percentage of the vote did she get?", "There exists a percentage of the vote that she got.", "NUMBER"),
     ("Which president of the US awarded Lee the Presidential Medal of Freedom?",
