@@ -59,6 +59,10 @@ TIME_NOUNS = frozenset({"time", "notice", "warning"})
 DO_OR_MODAL = frozenset("do does did can could will would shall should may might must".split())
 # Verbs whose object is a sum of money: "What did the first iPod cost?", "What does the Recipient have to pay?".
 PRICE_VERBS = frozenset("cost costs costed pay pays paid spend spends spent charge charges charged earn earns earned".split())
+# The verbs that may come before it ("What will I need to pay?", "What will I get paid?"), and the dependency
+# labels of a verb that heads a clause of its own ("What do I need to do to get paid?" asks what to do).
+LEADING_TO_A_PRICE = frozenset({"have", "need", "want", "expect", "get", "be", "go"})
+CLAUSE_VERB_DEPS = frozenset({"ROOT", "xcomp", "ccomp", "advcl", "conj"})
 # Units of time: "how many years" asks for a duration ("7 years"), not a date.
 TIME_UNITS = frozenset("second minute hour day week fortnight month year decade century".split())
 
@@ -614,17 +618,23 @@ def _asks_a_price(tokens) -> bool:
     """"What did the first iPod cost?", "What does the Recipient have to pay?": the wh-word is the object of
     a verb of paying (do or a modal follows it, so it is neither the subject, "What costs more …", nor a
     copula's, "What is the worst that can happen if I don't pay?"), and nothing else is ("What did they pay
-    tribute to?"); a length of time may follow ("… pay a week?")."""
+    tribute to?"); a length of time may follow ("… pay a week?"). No other verb or clause comes first: "What
+    can I do if I can't pay?" asks what to do."""
     if len(tokens) < 3 or tokens[1].lower_ not in DO_OR_MODAL:
         return False
     for k in range(2, len(tokens)):
-        if tokens[k].lower_ not in PRICE_VERBS:
+        token = tokens[k]
+        if token.lower_ not in PRICE_VERBS:
+            if token.pos_ == "SCONJ" or (token.pos_ == "VERB" and token.dep_ in CLAUSE_VERB_DEPS
+                                         and token.lemma_.lower() not in LEADING_TO_A_PRICE):
+                return False
             continue
         after = tokens[k + 1] if k + 1 < len(tokens) else None
-        if after is None or after.is_punct or after.pos_ in ("ADP", "SCONJ", "ADV"):
+        if after is None or after.is_punct or after.pos_ in ("ADP", "SCONJ", "ADV", "PART"):
             return True
         if after.lower_ in ("a", "an", "per", "each", "every") and k + 2 < len(tokens):
             return tokens[k + 2].lemma_.lower() in TIME_UNITS
+        return False
     return False
 
 

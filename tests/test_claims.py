@@ -264,6 +264,11 @@ def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
     ("What does the Recipient have to pay?", "MONEY"),
     ("What does Carer's Allowance pay a week?", "MONEY"),
     ("What did they pay tribute to?", ""),  # the verb has its own object
+    ("What can I do if I can't pay?", ""),  # what to do
+    ("What do I need to do to get paid?", ""),
+    ("What will I need to pay each month?", "MONEY"),
+    ("What does it cost to renew a passport?", "MONEY"),
+    ("What will I get paid?", "MONEY"),
     ("What costs more, the bus pass or the rail card?", ""),  # "what" is the subject
     ("What is the worst that can happen if I don't pay?", ""),  # ConditionalQA train: a copula's subject
     ("whats the most weeks maternity pay is paid for", ""),  # not money
