@@ -566,7 +566,7 @@ def _wh_claim(tokens, preposition: str = "") -> Claim:
             # A period only as the subject itself ("What is the notice period?", not "What are the conditions
             # during the bail period?").
             answer_type = next((typed for k in range(start + 1, len(tokens))
-                                if (typed := _noun_type(tokens, k) if tokens[k].head.i == start
+                                if (typed := _noun_type(tokens, k) if tokens[k].head.i == tokens[start].i
                                     else NOUN_TYPE.get(tokens[k].lemma_.lower(), ""))), answer_type)
         return Claim(text=_sentence(f"There exists {COPULA_TARGET[wh]} {subject}"), schema="existential",
                      wh=wh, answer_type=answer_type)
@@ -607,7 +607,7 @@ def _noun_type(tokens, k: int, default: str = "") -> str:
     lemma = tokens[k].lemma_.lower()
     if lemma == "period":
         modifier = tokens[k - 1] if k > 0 else None
-        of_a_noun = modifier is not None and modifier.head.i == k and modifier.dep_ in ("compound", "amod") \
+        of_a_noun = modifier is not None and modifier.head.i == tokens[k].i and modifier.dep_ in ("compound", "amod") \
             and modifier.pos_ in ("NOUN", "VERB") and modifier.text.islower()
         of_time = k + 2 < len(tokens) and tokens[k + 1].lower_ == "of" and tokens[k + 2].lemma_.lower() in TIME_NOUNS
         return "DURATION" if of_a_noun or of_time else default

@@ -276,6 +276,8 @@ def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
     ("What notice period do we have to give to withdraw from the agreement?", "DURATION"),
     ("What's the notice period in my employment contract?", "DURATION"),
     ("What period of time does the agreement cover?", "DURATION"),
+    ("During what notice period can either party withdraw?", "DURATION"),  # after a fronted preposition
+    ("For what period of time is the licence valid?", "DURATION"),
     ("What is the duration of the agreement?", "DURATION"),
     ("What period did Chopin's music belong to?", ""),
     ("In what period was the cathedral built?", ""),
