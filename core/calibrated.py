@@ -42,7 +42,7 @@ from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
 from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, YES, all_required_met, conditions_apply, content_words,
-                            follow_up_support, met_alternatives)
+                            follow_up_support, met_alternatives, read_without_nli)
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
@@ -458,6 +458,12 @@ def _left_over(count: int) -> int:
     return max(min(count, 8), -4)
 
 
+def _read_without_nli(conditions, status: str) -> float:
+    """The share of the conditions read as ``status`` whose reading rests on more than an NLI score."""
+    deciding = [c for c in conditions if c.status == status]
+    return sum(map(read_without_nli, deciding)) / len(deciding) if deciding else 0.0
+
+
 def features(trace: Trace) -> dict[str, float]:
     """Every named feature the calibrators may read, from the trace alone (no model call)."""
     s = trace.signals
@@ -542,6 +548,13 @@ def features(trace: Trace) -> dict[str, float]:
         "incompleteness": s.incompleteness,
         "outcome_satisfied": float(s.condition_outcome == "satisfied"),
         "outcome_failed": float(s.condition_outcome == "failed"),
+        # The same outcomes, weighed by the share of the conditions deciding them that were read from a reply,
+        # arithmetic or the facts' own words rather than from an NLI score: on ShARC train, 11 % of the
+        # utterances whose satisfied outcome rests on such readings alone still asked a follow-up, against 41 %
+        # where NLI decided them (failed: 8 % against 33 %). (Cross-fitted: P(condition open)'s held-out AUROC
+        # 0.841 -> 0.843, up on all five fold draws.)
+        "satisfied_surely": float(s.condition_outcome == "satisfied") * _read_without_nli(conditions, "established"),
+        "failed_surely": float(s.condition_outcome == "failed") * _read_without_nli(conditions, "contradicted"),
         "history_turns": float(min(len(answers), 6)),
         "history_yes": float(min(sum(a.startswith("yes") for a in answers), 6)),
         "history_no": float(min(sum(a.startswith("no") for a in answers), 6)),

@@ -353,6 +353,15 @@ def follow_up_support(question: str, reply: str) -> str:
 
 STOP = frozenset("meet conditions condition following".split())
 UNRELATED_NLI = "nli (no shared word)"  # the method of a condition NLI decided from facts sharing no word with it
+# The methods of readings that rest on more than an NLI score: a reply to a follow-up, arithmetic, the
+# gazetteer, a year's ordinal, the fact's own words or their denial.
+READ_WITHOUT_NLI = ("history", "numeric", "place", "ordinal", "words", "negation")
+
+
+def read_without_nli(condition: Condition) -> bool:
+    """Whether the condition's status rests on more than an NLI score (a number met whose rest NLI read
+    does not)."""
+    return condition.method.startswith(READ_WITHOUT_NLI) and "the rest: nli" not in condition.method
 
 
 # "or" in a bound ("level 7 or above", "1 year or longer") or in a bracketed qualifier ("a High School Diploma

@@ -291,6 +291,54 @@ def test_what_is_left_after_the_condition_the_last_follow_up_settled():
     assert calibrated.features(factories.trace())["last_follow_up_read"] == 0.0  # no history
 
 
+def test_an_outcome_is_weighed_by_the_share_of_its_readings_that_rest_on_more_than_nli():
+    """A reply, arithmetic or the fact's own words decide a condition more surely than an NLI score; a number
+    met whose rest NLI read is read by NLI too."""
+    from core.types import Condition, VariableState
+    from core.variables import UNRELATED_NLI, read_without_nli
+
+    def condition(status, method):
+        return Condition(text="are aged 66 or over", user_voice="I am aged 66 or over.", kind="bullet",
+                         passage_id="doc#0", status=status, method=method)
+
+    assert read_without_nli(condition("established", "numeric: 70 years > 66 years required"))
+    assert read_without_nli(condition("contradicted", "history (similarity 0.91)"))
+    assert read_without_nli(condition("contradicted", "negation: the fact denies “work”"))
+    assert not read_without_nli(condition("established", "nli"))
+    assert not read_without_nli(condition("established", UNRELATED_NLI))
+    assert not read_without_nli(condition("missing", ""))
+    assert not read_without_nli(condition(
+        "established", "numeric: 18 hours a week > 16 hours a week required; the rest: nli (no related fact)"))
+
+    def outcome(name, *conditions):
+        trace = factories.trace()
+        signals = replace(trace.signals, condition_outcome=name)
+        return calibrated.features(replace(trace, signals=signals,
+                                           variables=VariableState((), conditions, (), 0.0, name)))
+
+    half = outcome("satisfied", condition("established", "numeric: 70 years > 66 years required"),
+                   condition("established", "nli"), condition("missing", ""))
+    assert half["satisfied_surely"] == 0.5 and half["failed_surely"] == 0.0
+    failed = outcome("failed", condition("contradicted", "history (similarity 0.90)"), condition("established", "nli"))
+    assert failed["failed_surely"] == 1.0 and failed["satisfied_surely"] == 0.0
+    assert outcome("undetermined", condition("established", "words: the fact states the condition"),
+                   condition("missing", "nli"))["satisfied_surely"] == 0.0
+
+
+def test_real_an_outcome_read_by_arithmetic_is_read_surer_than_one_nli_read(sample_pipeline):
+    from core.pipeline import make_query
+    fuel = calibrated.features(sample_pipeline.analyze(make_query(
+        "Can I get the Winter Fuel Payment?",
+        "I'm 72, I have lived in Calvera for ten years and our household income is £12,000 a year.")))
+    assert fuel["outcome_satisfied"] == fuel["satisfied_surely"] == 1.0  # three bounds, each met by arithmetic
+    young = calibrated.features(sample_pipeline.analyze(make_query("Can I get the Older Person's Bus Pass?", "I'm 40.")))
+    assert young["outcome_failed"] == young["failed_surely"] == 1.0
+    # the age met by arithmetic, the main home in Calvera by NLI: half of what decides it
+    said = calibrated.features(sample_pipeline.analyze(make_query(
+        "Can I get the Older Person's Bus Pass?", "I'm 70 and my only home is a flat in Calvera.")))
+    assert said["outcome_satisfied"] == 1.0 and said["satisfied_surely"] == 0.5
+
+
 def test_real_the_last_follow_up_is_located_among_the_rules_conditions(sample_pipeline):
     from core.pipeline import make_query
     question = "Can I get the Home Insulation Grant?"

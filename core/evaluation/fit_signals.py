@@ -107,9 +107,10 @@ SPECS = (
     Spec("p_open", "If the answer turns on the asker's circumstances, is a condition still open? "
                    "(shown and gated: × p_depends)",
          ("personal", "n_conditions", "n_missing", "n_established", "n_contradicted", "incompleteness", "outcome_satisfied",
-          "outcome_failed", "history_turns", "history_yes", "history_no", "scenario_words", "yes_no_claim",
-          "all_group", "any_group", "unclear_group", "no_in_all_group", "yes_in_any_group", "unclear_decided", "unasked",
-          "unaddressed", "unsaid_share", "last_answer_yes", "last_answer_no", "condition_markers", "markers_unanswered",
+          "outcome_failed", "satisfied_surely", "failed_surely", "history_turns", "history_yes", "history_no",
+          "scenario_words", "yes_no_claim", "all_group", "any_group", "unclear_group", "no_in_all_group",
+          "yes_in_any_group", "unclear_decided", "unasked", "unaddressed", "unsaid_share", "last_answer_yes",
+          "last_answer_no", "condition_markers", "markers_unanswered",
           "points_unanswered", "points_undecided", "last_follow_up_read", "missing_after_last", "yes_with_more_after",
           "last_reply_decides", "points_undecided_first_turn", "established_first_turn", "scenario_words_first_turn",
           "alternative_met_first_turn"),
