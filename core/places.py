@@ -10,7 +10,8 @@ and, for the UK and the US, their nation or state. Groups of countries (the EU, 
 Britain) are the member lists below. A city is only read as one after a preposition ("in Bath",
 "to Reading") and as the most populous places of that name (Paris is in France, not Texas;
 Newcastle may be in England, Australia or South Africa); every other name must be a country, a
-UK nation, a US state or a group.
+UK nation, a US state or a group. A name the gazetteer lacks, right after "in" ("main home in Calvera": a
+knowledge base's own country or town), is only the same place as itself (``unknown_names``).
 """
 from __future__ import annotations
 
@@ -131,6 +132,26 @@ def mentions(text: str) -> list[Mention]:
                 mention, k = found
                 out.append(mention)
     return sorted(out, key=lambda m: m.start)
+
+
+# Where a name the gazetteer does not hold is read as a place all the same: right after "in", "within" … (a
+# knowledge base's own towns and regions: "have your main home in Calvera")
+IN_PLACE = re.compile(r"\b(?:in|within|across|throughout|(?P<outside>outside|out of|beyond))\s+(?:of\s+)?(?:the\s+)?$", re.I)
+
+
+def unknown_names(text: str) -> list[Mention]:
+    """The capitalised names right after "in", "within", "across", "throughout" or "outside" that name no place
+    the gazetteer holds, each whole ("the Republic of Calvera"), as mentions with no area and no readings: they
+    can be told the same as one another by name, and nothing else."""
+    areas, cities = _gazetteer()
+    out = []
+    for run in NAME.finditer(text):
+        before = IN_PLACE.search(text[:run.start()])
+        name = POSSESSIVE.sub("", re.split(r"(?<=[a-z]{3})[.!?]\s", run.group())[0])  # "in Calvera. My son …", not "St. Ives"
+        if before is None or not name or name in areas or name in cities or mentions(name):
+            continue
+        out.append(Mention(run.start(), run.start() + len(name), name, "", (), bool(before.group("outside"))))
+    return out
 
 
 def _place_at(text: str, words: list[tuple[int, int]], k: int) -> tuple[Mention, int] | None:

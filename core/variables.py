@@ -554,7 +554,9 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
     if NEGATION.search(main):
         return None
     areas = [m for m in places.mentions(main) if m.area]
-    if not areas or len({m.outside for m in areas}) > 1 or \
+    if not areas:
+        return _same_named_place(main, facts)
+    if len({m.outside for m in areas}) > 1 or \
             not all(PLACE_LIST.match(main[a.end:b.start] + " ") for a, b in zip(areas, areas[1:])):
         return None
     wanted = content_words(_without_places(main, areas)) - AREA_WORDS
@@ -565,10 +567,7 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
             beside = _words_beside(fact, place)
             if NEGATION.search(beside) or UNSURE.search(beside) or _formerly(beside, fact[:place.start]):
                 continue  # only the clause that names the place: "I live in Leeds, and I'm not in hospital"
-            said = content_words(RIGHT_NOW.sub("now", beside))
-            says_it = (wanted & said or (wanted <= LIVING and said & RELOCATION)) if wanted else \
-                (said <= PRESENCE or bool(PLACED.search(fact[_clause_span(fact, place.start, place.end)[0]:place.start])))
-            if not says_it:
+            if not _says_of_the_place(wanted, fact, place, beside):
                 continue
             if place.outside and place.area:
                 # "I live outside the UK" puts the user in none of the places within the UK; "just outside
@@ -581,6 +580,39 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
         return None
     lies, fact, explanation = verdicts[0]
     return ("established" if lies != areas[0].outside else "contradicted"), fact, explanation
+
+
+def _says_of_the_place(wanted: set[str], fact: str, place: places.Mention, beside: str) -> bool:
+    """The fact says of the place what the condition does (``wanted``: its words besides the place): a shared
+    content word, a move there for a condition about living there, or, when the condition says no more than
+    that the user is there, that the user is."""
+    said = content_words(RIGHT_NOW.sub("now", beside))
+    if wanted:
+        return bool(wanted & said or (wanted <= LIVING and said & RELOCATION))
+    return said <= PRESENCE or bool(PLACED.search(fact[_clause_span(fact, place.start, place.end)[0]:place.start]))
+
+
+def _same_named_place(main: str, facts: Sequence[str]) -> tuple[str, str, str] | None:
+    """("established", fact, explanation) when a fact puts the user in the very place the condition names by a
+    name the gazetteer does not hold: a knowledge base's own town or region ("have your main home in Calvera" /
+    "I live in Calvera"). Another such name decides nothing, for where it lies is unknown, and nor does a fact
+    that says the same of another place too ("I split my time between my flat in Calvera and my daughter's
+    house in Norland")."""
+    named = places.unknown_names(main)
+    if len(named) != 1 or named[0].outside:
+        return None
+    wanted = content_words(_without_places(main, named)) - AREA_WORDS
+    said_of: dict[str, str] = {}  # place name -> the fact that puts the user there
+    for fact in facts:
+        for place in places.unknown_names(fact) + [m for m in places.mentions(fact) if m.readings or m.area]:
+            beside = _words_beside(fact, place)
+            if place.outside or NEGATION.search(beside) or UNSURE.search(beside) or _formerly(beside, fact[:place.start]):
+                continue
+            if _says_of_the_place(wanted, fact, place, beside):
+                said_of.setdefault(place.text, fact)
+    if set(said_of) != {named[0].text}:
+        return None
+    return "established", said_of[named[0].text], f"{named[0].text}, the place named"
 
 
 def _formerly(clause: str, before_place: str) -> bool:

@@ -1430,6 +1430,17 @@ def test_being_clear_of_another_sections_exclusions_does_not_replace_the_rule_re
     ("New Zealand", "We work as teachers in Wellington", "established"),
     ("New Zealand", "I went on holiday in China", None),  # a visit says nothing of where the user is
     ("New Zealand", "I was a share fisherman in China", None),  # nor where the user was
+    # a place the gazetteer does not hold (a knowledge base's own region) is the same place by its name: "live"
+    # says "main home" of it as it does of Wales; another unknown name, or one said of the past, decides nothing
+    ("have your main home in Calvera", "I'm 70 and I live in Calvera.", "established"),
+    ("are based in Calvera", "We're a bakery based in Calvera.", "established"),
+    ("the funeral takes place in Calvera", "I'm arranging my dad's funeral in Calvera next month.", "established"),
+    ("have your main home in Calvera", "I live in Norland.", None),
+    ("have your main home in Calvera", "I used to live in Calvera.", None),
+    ("have your main home in Calvera", "I work in Calvera.", None),
+    ("you live outside Calvera", "I live in Calvera.", None),
+    ("have your main home in Calvera", "I split my time between my flat in Calvera and a house in Norland.", None),
+    ("have your main home in Calvera", "I have a flat in Calvera and a house in Paris.", None),
 ])
 def test_a_place_the_user_names_is_placed_in_or_out_of_the_conditions(condition, fact, expected):
     checked = variables.place_check(condition, [fact])
@@ -1449,6 +1460,25 @@ You can get the payment if you:
                                 (passage(text),), personal=True)
     assert state.outcome == "satisfied", [(c.text, c.status, c.method) for c in state.conditions]
     assert state.conditions[1].method == "place: Glasgow lies in UK"
+
+
+def test_unknown_names_are_the_capitalised_names_after_in_that_the_gazetteer_lacks():
+    from core import places
+    assert [m.text for m in places.unknown_names("I live in Calvera. My son is 6.")] == ["Calvera"]
+    assert [m.text for m in places.unknown_names("a fishing town in the Republic of Calvera")] == ["Republic of Calvera"]
+    assert [m.text for m in places.unknown_names("I live in St. Ives now")] == ["St. Ives"]
+    assert places.unknown_names("I live in London and work in Wales.") == []  # the gazetteer's own
+    assert places.unknown_names("My son Calvin is 6.") == []  # a name not after "in" is no place
+    assert [m.outside for m in places.unknown_names("you live outside Calvera")] == [True]
+
+
+def test_real_living_in_the_knowledge_bases_own_country_meets_its_main_home_condition(nli_model):
+    """The sample KB's Older Person's Bus Pass asks for a main home in Calvera, a country no gazetteer holds:
+    "I live in Calvera" had left it open, and the pass's reader asked where the user lived."""
+    state = read("older_persons_bus_pass.md", "Can I get the Older Person's Bus Pass?", "I'm 70 and I live in Calvera.")
+    home = by_text(state, "main home in Calvera")
+    assert (home.status, home.method) == ("established", "place: Calvera, the place named")
+    assert state.outcome == "satisfied"
 
 
 def test_a_negation_in_another_clause_does_not_stop_a_fact_restating_a_condition():
