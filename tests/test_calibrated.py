@@ -333,10 +333,14 @@ def test_real_an_outcome_read_by_arithmetic_is_read_surer_than_one_nli_read(samp
     assert fuel["outcome_satisfied"] == fuel["satisfied_surely"] == 1.0  # three bounds, each met by arithmetic
     young = calibrated.features(sample_pipeline.analyze(make_query("Can I get the Older Person's Bus Pass?", "I'm 40.")))
     assert young["outcome_failed"] == young["failed_surely"] == 1.0
-    # the age met by arithmetic, the main home in Calvera by NLI: half of what decides it
+    # the age met by arithmetic, the main home in Calvera by NLI (no place named after "in"): half of what decides it
     said = calibrated.features(sample_pipeline.analyze(make_query(
-        "Can I get the Older Person's Bus Pass?", "I'm 70 and my only home is a flat in Calvera.")))
+        "Can I get the Older Person's Bus Pass?", "I'm 70 and Calvera has been my home for forty years.")))
     assert said["outcome_satisfied"] == 1.0 and said["satisfied_surely"] == 0.5
+    # the home named in Calvera is settled by the place itself
+    placed = calibrated.features(sample_pipeline.analyze(make_query(
+        "Can I get the Older Person's Bus Pass?", "I'm 70 and my only home is a flat in Calvera.")))
+    assert placed["outcome_satisfied"] == placed["satisfied_surely"] == 1.0
 
 
 def test_real_the_last_follow_up_is_located_among_the_rules_conditions(sample_pipeline):
