@@ -564,10 +564,7 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
     verdicts: list[tuple[bool, str, str]] = []  # (the user is in the condition's areas, fact, explanation)
     for fact in facts:
         for place in (m for m in places.mentions(fact) if m.readings or m.area):
-            beside = _words_beside(fact, place)
-            if NEGATION.search(beside) or UNSURE.search(beside) or _formerly(beside, fact[:place.start]):
-                continue  # only the clause that names the place: "I live in Leeds, and I'm not in hospital"
-            if not _says_of_the_place(wanted, fact, place, beside):
+            if not _puts_the_user_there(wanted, fact, place):
                 continue
             if place.outside and place.area:
                 # "I live outside the UK" puts the user in none of the places within the UK; "just outside
@@ -582,10 +579,14 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
     return ("established" if lies != areas[0].outside else "contradicted"), fact, explanation
 
 
-def _says_of_the_place(wanted: set[str], fact: str, place: places.Mention, beside: str) -> bool:
-    """The fact says of the place what the condition does (``wanted``: its words besides the place): a shared
-    content word, a move there for a condition about living there, or, when the condition says no more than
-    that the user is there, that the user is."""
+def _puts_the_user_there(wanted: set[str], fact: str, place: places.Mention) -> bool:
+    """The clause of the fact that names the place puts the user there now, with no negation or doubt of its own
+    ("I live in Leeds, and I'm not in hospital"), and says of it what the condition does (``wanted``: its words
+    besides the place): a shared content word, a move there for a condition about living there, or, when the
+    condition says no more than that the user is there, that the user is."""
+    beside = _words_beside(fact, place)
+    if NEGATION.search(beside) or UNSURE.search(beside) or _formerly(beside, fact[:place.start]):
+        return False
     said = content_words(RIGHT_NOW.sub("now", beside))
     if wanted:
         return bool(wanted & said or (wanted <= LIVING and said & RELOCATION))
@@ -605,10 +606,7 @@ def _same_named_place(main: str, facts: Sequence[str]) -> tuple[str, str, str] |
     said_of: dict[str, str] = {}  # place name -> the fact that puts the user there
     for fact in facts:
         for place in places.unknown_names(fact) + [m for m in places.mentions(fact) if m.readings or m.area]:
-            beside = _words_beside(fact, place)
-            if place.outside or NEGATION.search(beside) or UNSURE.search(beside) or _formerly(beside, fact[:place.start]):
-                continue
-            if _says_of_the_place(wanted, fact, place, beside):
+            if not place.outside and _puts_the_user_there(wanted, fact, place):
                 said_of.setdefault(place.text, fact)
     if set(said_of) != {named[0].text}:
         return None
