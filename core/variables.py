@@ -326,6 +326,10 @@ class VariableStage:
             # of two follow-ups equally close (the same question asked again), the later answer stands
             if polarity and speaks and (i not in closest or sims[i, j] >= sims[i, closest[i][0]]):
                 closest[i] = (j, polarity)
+        for i, (j, polarity) in list(closest.items()):
+            if polarity == "contradicted":
+                for k in _also_denied(conditions, i, query.history[j][0]):
+                    closest.setdefault(k, (j, polarity))
         out: list[Condition | None] = [None] * len(conditions)
         for i, (j, polarity) in closest.items():
             out[i] = replace(conditions[i], status=_flip(polarity, conditions[i]),
@@ -342,6 +346,25 @@ class VariableStage:
         shares = [len(asked & stems) / len(asked) for stems in condition_stems]
         k = max(range(len(shares)), key=lambda c: (shares[c], sims[c]))
         return k, shares[k] >= self.history_word_share and sims[k] >= self.history_floor
+
+
+def _also_denied(conditions: Sequence[Condition], i: int, question: str) -> list[int]:
+    """The alternatives of condition ``i``'s clause that a follow-up answered "No" also asked about: "Are you
+    single, divorced, or have dissolved a civil partnership? No" denies "you're single, divorced" and "your
+    civil partnership was dissolved" both, since the question holds most of each one's own words (those the
+    alternative it is closest to lacks). "Are you a female Vietnam Veteran? No" leaves "you are a child of a
+    female Vietnam Veteran" open: the words that make it another alternative are not asked."""
+    matched = conditions[i]
+    if matched.group != "any" or not matched.lead:
+        return []
+    asked = content_words(question)
+    out = []
+    for k, c in enumerate(conditions):
+        own = content_words(c.text) - content_words(matched.text)
+        if k != i and c.group == "any" and c.lead == matched.lead and c.passage_id == matched.passage_id and own \
+                and len(own & asked) > len(own) / 2:
+            out.append(k)
+    return out
 
 
 def follow_up_support(question: str, reply: str) -> str:
@@ -1009,6 +1032,10 @@ def conjuncts(clause: str) -> list[str]:
 
 
 SHARED_SUBJECT = re.compile(r"^(?P<subject>you|they|we|he|she)\s+(?P<predicates>.+)$", re.I)
+# "… or you …", "… or your child …": where an alternative with a subject of its own joins the one before.
+# "… or you may be charged a penalty" is what follows otherwise, not an alternative.
+CLAUSE_OR = re.compile(rf",?\s+or\s+(?={SUBJECT}|(?:it|it's|there|there's|this)\b)"
+                       rf"(?!\S+\s+(?:may|might|could|will|would)\b|\S+(?:'ll|'d)\b)", re.I)
 PREDICATE_BREAK = re.compile(r",\s*(?:or\s+)?|\s+or\s+", re.I)
 
 
@@ -1017,7 +1044,15 @@ def disjuncts(clause: str) -> list[str]:
     to work, work more hours or earn more money" is three conditions, one of which is enough, and
     "No, I didn't go back to work" denies only the first. Each predicate must start with a verb and
     say something of its own (two words or more: in "you work, study or train in Calvera" the place
-    belongs to all three), and no "and" may join them; otherwise the clause is one condition."""
+    belongs to all three), and no "and" may join them; otherwise the clause is one condition. Alternatives
+    that are clauses of their own ("you are a female veteran with a child who has a birth defect or you are a
+    child of a female veteran with one") split first, each kept whole, whatever joins its own words; a bound
+    only the last one states is taken as all of theirs ("your baby is due or you adopt a child on or after
+    5 April 2015"), and the clause stays one condition."""
+    clauses = [c.strip(" ,") for c in CLAUSE_OR.split(clause)]
+    if len(clauses) > 1 and all(len(c.split()) >= 3 for c in clauses) and all(map(_own_clause, clauses[1:])) and \
+            not (quantities.extract(clauses[-1]) and not any(quantities.extract(c) for c in clauses[:-1])):
+        return clauses
     match = SHARED_SUBJECT.match(clause)
     if match is None or not re.search(r"\bor\b", clause, re.I) or re.search(r"\band\b", clause, re.I):
         return [clause]
@@ -1025,6 +1060,22 @@ def disjuncts(clause: str) -> list[str]:
     if len(predicates) < 2 or not all(len(p.split()) >= 2 and voice.known_verb(p.split()[0].lower()) for p in predicates):
         return [clause]
     return [f"{match['subject']} {p}" for p in predicates]
+
+
+AUXILIARY = frozenset("am is are was were has have had do does did don't doesn't didn't can can't cannot could will won't "
+                      "would should must may might need needs".split())
+SUBJECT_PRONOUNS = frozenset("you they we he she it there this".split())
+
+
+def _own_clause(text: str) -> bool:
+    """Whether ``text`` opens with a subject and its verb ("you are a child of …", "your civil partnership was
+    dissolved"), not with a noun phrase "or" joined to the one before ("… by you or your representatives")."""
+    words = straight_quotes(text).lower().split()
+    if re.fullmatch(r"(?:you|they|we|he|she|it|there)'(?:re|ve|s|d|ll)", words[0]):
+        return True
+    if words[0] in SUBJECT_PRONOUNS:
+        return len(words) > 1 and words[1] not in STOPWORDS | {"or", "and"} or words[1] in AUXILIARY
+    return any(w in AUXILIARY or voice.known_verb(w) for w in words[1:4])
 
 
 EXCEPTION_CUE = re.compile(r"\b(unless|except|exempt|exemptions?|exceptions?|does not apply|doesn't apply)\b", re.I)

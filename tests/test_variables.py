@@ -885,6 +885,16 @@ def test_a_loose_list_with_one_predicate_item_is_read_whole(monkeypatch):
     ("you get Income Support or Universal Credit in your name",  # one predicate, two objects
      ["you get Income Support or Universal Credit in your name"]),
     ("you live in Calvera and work or study there", ["you live in Calvera and work or study there"]),
+    # ShARC train rules (training data): alternatives with subjects of their own, each kept whole
+    ("you're a graduating health professional and have an intern position, or you're a registered provider "
+     "seeking access to Medicare benefits for the first time",
+     ["you're a graduating health professional and have an intern position",
+      "you're a registered provider seeking access to Medicare benefits for the first time"]),
+    ("you don't have children or you don't have a disability", ["you don't have children", "you don't have a disability"]),
+    ("you stop being eligible or you may be charged a penalty",  # "or" as "otherwise": one condition
+     ["you stop being eligible or you may be charged a penalty"]),
+    ("you or your partner get income from, or have assets outside Australia",  # one subject, "you or your partner"
+     ["you or your partner get income from, or have assets outside Australia"]),
 ])
 def test_a_clause_with_several_predicates_joined_by_or_is_alternatives(clause, alternatives):
     assert variables.disjuncts(clause) == alternatives
@@ -905,6 +915,32 @@ def test_a_no_to_one_of_several_alternatives_in_a_sentence_leaves_the_others_ope
     assert [(c.kind, c.group) for c in excluded] == [("disqualifier", "all")] * 2  # neither may hold
 
 
+def test_alternatives_with_subjects_of_their_own_are_denied_one_by_one_unless_the_follow_up_names_them_all(monkeypatch):
+    """ShARC rule texts: "Are you a female Vietnam Veteran? No" had denied the whole "you are a female Vietnam Veteran
+    with a child who has a birth defect or you are a child of a female Vietnam Veteran with a birth defect", and the
+    question was answered though the second alternative was never asked. A follow-up naming every alternative
+    ("Are you single, divorced, or have dissolved a civil partnership?") denies them all with one "No"."""
+    monkeypatch.setattr(nli, "predict", fake_nli({}))
+    veteran = passage("If you are a female Vietnam Veteran with a child who has a birth defect or you are a child of a "
+                      "female Vietnam Veteran with a birth defect, the child may be eligible for VA-financed health care.")
+    state = VariableStage().run(Query("Is my child eligible for VA-financed health care?",
+                                      history=(("Are you a female Vietnam Veteran?", "No"),)), (veteran,))
+    assert [(c.text, c.group) for c in state.conditions] == [
+        ("you are a female Vietnam Veteran with a child who has a birth defect", "any"),
+        ("you are a child of a female Vietnam Veteran with a birth defect", "any")]
+    # the embedding puts the question as close to one alternative as to the other: which one it denies is
+    # a toss-up, but not both
+    assert sorted(c.status for c in state.conditions) == ["contradicted", "missing"]
+    assert state.outcome == "undetermined"
+    single = passage("## You're single or divorced\n\nIf you're single, divorced or your civil partnership was dissolved "
+                     "and you die after you've reached State Pension age, your estate can claim up to 3 months of your "
+                     "basic State Pension.")
+    state = VariableStage().run(Query("Can my estate claim up to 3 months of my basic State Pension?", history=(
+        ("Are you single, divorced, or have dissolved a civil partnership?", "No"),)), (single,))
+    assert [c.status for c in state.conditions] == ["contradicted", "contradicted", "missing"]
+    assert state.outcome == "failed"
+
+
 def test_a_leading_condition_ends_at_the_comma_its_main_clause_follows():
     """ShARC dev rule text (the failure class, fixed on training data): the first comma sat inside the
     condition's own list, and "you're single" was the whole condition; "and you die …" is a second one."""
@@ -912,7 +948,7 @@ def test_a_leading_condition_ends_at_the_comma_its_main_clause_follows():
             "and you die after you've reached State Pension age, your estate can claim up to 3 months of your basic "
             "State Pension.")
     assert [(c.text, c.group) for c in extract_conditions(passage(text))] == [
-        ("you're single, divorced or your civil partnership was dissolved", "all"),
+        ("you're single, divorced", "any"), ("your civil partnership was dissolved", "any"),
         ("you die after you've reached State Pension age", "all")]
     assert [c.text for c in extract_conditions(passage("If you're over 65, you can claim."))] == ["you're over 65"]
     assert [c.text for c in extract_conditions(passage("If you live in Calvera, Tessby or Arden, you can claim."))] == [
