@@ -218,7 +218,7 @@ def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult
                settings: Mapping[str, Any]) -> VariableState:
     return VariableStage(**settings).run(query, _condition_sources(kb, retrieval[0], nli.nli),
                                          personal=_about_the_asker(query, claim[0]),
-                                         only_document=len(kb.documents) == 1)
+                                         only_document=len(kb.documents) == 1, within=kb.places_within)
 
 
 def _kg(kb: KnowledgeBase, question: str, retrieval, nli: NliResult, variables: VariableState,

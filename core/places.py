@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Iterable, Mapping
 
 # Membership as of 2026: the UK left the EU in 2020.
 EU = frozenset("AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE".split())
@@ -152,6 +153,37 @@ def unknown_names(text: str) -> list[Mention]:
             continue
         out.append(Mention(run.start(), run.start() + len(name), name, "", (), bool(before.group("outside"))))
     return out
+
+
+# "Tessby is a fishing town on the east coast of the Republic of Calvera", "Harlow is a market town in central
+# Calvera": a knowledge base saying where its own places lie
+PLACE_KIND = r"(?:town|city|village|hamlet|port|capital|county|district|region|province|suburb|borough|island|parish)"
+LIES_IN = re.compile(r"^\s*(?P<name>" + NAME.pattern + r")\s+is\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,4}?" + PLACE_KIND +
+                     r"\b[^.;]*?\b(?:in|of)\s+(?:the\s+)?(?:(?:north|south|east|west|central)(?:ern|-\w+)?\s+)?"
+                     r"(?P<container>" + NAME.pattern + r")")
+STATE_OF = re.compile(r"^(?:Republic|Kingdom|State|Commonwealth|Federation|Principality|Duchy|County|Province) of ")
+NOT_A_PLACE = frozenset({"It", "This", "That", "There", "He", "She", "They", "The", "Today"})
+
+
+def stated_containment(sentences: Iterable[str]) -> dict[str, frozenset[str]]:
+    """{place: the names of the place it lies in} as ``sentences`` state it ("Tessby is a fishing town on the
+    east coast of the Republic of Calvera": Tessby lies in "Republic of Calvera", also called "Calvera"). A
+    knowledge base's own geography, which no gazetteer holds."""
+    out: dict[str, set[str]] = {}
+    for sentence in sentences:
+        m = LIES_IN.match(sentence)
+        if m is None or m["name"] in NOT_A_PLACE:
+            continue
+        container = POSSESSIVE.sub("", m["container"])
+        out.setdefault(m["name"], set()).update({container, STATE_OF.sub("", container)})
+    return {name: frozenset(within) for name, within in out.items()}
+
+
+def stated_in(place: str, area: str, containment: Mapping[str, frozenset[str]], depth: int = 3) -> bool:
+    """Whether ``place`` is ``area`` or lies in it by ``containment`` (a town in a county in a country)."""
+    if place == area:
+        return True
+    return depth > 0 and any(stated_in(c, area, containment, depth - 1) for c in containment.get(place, ()) if c != place)
 
 
 def _place_at(text: str, words: list[tuple[int, int]], k: int) -> tuple[Mention, int] | None:

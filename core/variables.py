@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
+from functools import partial
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -52,6 +53,11 @@ REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\
 # A requirement word inside a clause that only says where, when or how ("lets disabled people park closer to
 # where they need to go") is no rule's requirement.
 SUBORDINATE_REQUIREMENT = re.compile(r"\b(?:where|wherever|when|whenever|what|whatever|how)\s+(?:[\w'-]+\s+){0,2}$", re.I)
+# A requirement word in the relative clause of a definition ("Statutory redundancy pay is the minimum amount an
+# employer in Calvera has to pay …", "CBT is a training course that most learner riders must take"): the sentence
+# says what a term is, and imposes nothing on the reader.
+DEFINITION = re.compile(r"^\W*(?!(?:you|your|you're)\b)(?:[\w'-]+\s+){1,6}?(?:is|are|means)\s+(?:the|a|an)\s+[^,;:()]*$",
+                        re.I)
 # Who need not meet a requirement ("A partner who is too ill to work does not need to meet this
 # condition"): an exemption, which imposes nothing.
 EXEMPTION = re.compile(r"\b(?:does not|doesn't|do not|don't)\s+(?:need|have) to\b|\bneed(?:n't| not)\b|\bexempt\b"
@@ -88,10 +94,12 @@ class VariableStage:
     condition_topic_share: float = 0.5
 
     def run(self, query: Query, passages: tuple[Passage, ...], personal: bool | None = None,
-            only_document: bool = False) -> VariableState:
+            only_document: bool = False, within: Mapping[str, frozenset[str]] | None = None) -> VariableState:
         """``only_document``: the knowledge base holds this document alone, so a question about the asker
         can only be about its rule ("Can I get Winter Fuel Payment?" of a passage headed "2. Eligibility"
-        that says "the payment"); whether it is about it at all is P(topic)'s to say."""
+        that says "the payment"); whether it is about it at all is P(topic)'s to say. ``within``: where the
+        knowledge base says its own places lie (``places.stated_containment``), which no gazetteer holds."""
+        within = within or {}
         query = as_read(query)
         known = known_variables(query)
         if personal is None:
@@ -102,16 +110,16 @@ class VariableStage:
         # only when needed (a long document has many)
         read = (found[: self.max_conditions] for passage in (passages if applies else ())
                 if (found := extract_conditions(passage)))
-        conditions = self._check(next(read, []), query)
+        conditions = self._check(next(read, []), query, within=within)
         first = combine(conditions)
         if first == "undetermined" and not query.history:
-            conditions = self._decisive(read, query) or conditions
+            conditions = self._decisive(read, query, within) or conditions
         elif first == "satisfied" and not requires_something(conditions):
             # Not excluded says nothing of what the page requires ("you live in Cyprus, France … or Spain"
             # does not hold; when were you born?): the first passage that requires something is read too.
             required = next((found for found in read if requires_something(found)), [])
-            conditions += self._check(required, query)
-        conditions += self._check(section_conditions(conditions, passages)[: self.max_conditions], query)
+            conditions += self._check(required, query, within=within)
+        conditions += self._check(section_conditions(conditions, passages)[: self.max_conditions], query, within=within)
         outcome = combine(conditions)
         missing = tuple(c.text for c in still_open(conditions)) if outcome == "undetermined" else ()
         established = tuple(c.text for c in conditions if c.status == "established")
@@ -121,11 +129,13 @@ class VariableStage:
         return VariableState(known=known_all, conditions=tuple(conditions), missing=missing,
                              incompleteness=incompleteness, outcome=outcome if conditions else "none")
 
-    def check(self, conditions: Sequence[Condition], query: Query) -> list[Condition]:
+    def check(self, conditions: Sequence[Condition], query: Query,
+              within: Mapping[str, frozenset[str]] | None = None) -> list[Condition]:
         """The conditions with their status from the user's facts, read as ``run`` reads them (``as_read``)."""
-        return self._check(list(conditions), as_read(query))
+        return self._check(list(conditions), as_read(query), within=within or {})
 
-    def _decisive(self, sections: Iterable[list[Condition]], query: Query) -> list[Condition]:
+    def _decisive(self, sections: Iterable[list[Condition]], query: Query,
+                  within: Mapping[str, frozenset[str]]) -> list[Condition]:
         """The conditions of the first other passage of the document that the user's facts settle without
         NLI (a number, a place, the condition's own words or their denial), checked in full; none when no
         passage is so settled. The best passage's rule may not be the one the user's case falls under:
@@ -137,13 +147,14 @@ class VariableStage:
         2002, you can inherit up to 100%"), and nor does being clear of a list of exclusions ("you live in
         Cyprus, France … or Spain" does not hold: when were you born?)."""
         for conditions in sections:
-            quick = self._check(conditions, query, by_nli=False)
+            quick = self._check(conditions, query, by_nli=False, within=within)
             if (requires_something(quick) and combine(quick) == "satisfied") or \
                     any(c.kind == "disqualifier" and c.status == "contradicted" for c in quick):
-                return self._check(conditions, query)
+                return self._check(conditions, query, within=within)
         return []
 
-    def _check(self, conditions: list[Condition], query: Query, by_nli: bool = True) -> list[Condition]:
+    def _check(self, conditions: list[Condition], query: Query, by_nli: bool = True,
+               within: Mapping[str, frozenset[str]] | None = None) -> list[Condition]:
         """The conditions with their status from the user's facts; ``by_nli=False`` leaves open what only
         NLI would settle (no model call)."""
         if not conditions:
@@ -187,7 +198,7 @@ class VariableStage:
         #    course or an apprenticeship: "the second year of my apprenticeship" is not "in the first year of
         #    their apprenticeship", which the NLI model read as entailed (0.93)
         for i, cond in enumerate(conditions):
-            for method, check in (("place", place_check), ("ordinal", year_check)):
+            for method, check in (("place", partial(place_check, within=within or {})), ("ordinal", year_check)):
                 found = check(cond.text, facts) if checked[i] is None and facts else None
                 if found is not None:
                     status, fact, explanation = found
@@ -565,7 +576,8 @@ MOVED_TO = re.compile(r"\b(?:mov(?:e|ed|ing)|relocat(?:e|ed|ing)|emigrat(?:e|ed|
 PLACE_LIST = re.compile(r"^[\s,;()]*(?:(?:or|and|nor|the|an?|country|countries|including)[\s,;()]+)*$", re.I)
 
 
-def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | None:
+def place_check(condition: str, facts: Sequence[str],
+                within: Mapping[str, frozenset[str]] | None = None) -> tuple[str, str, str] | None:
     """(status, fact, explanation) when a fact puts the user in a place the condition names, or in one
     it cannot be in: "I live alone in Paris" contradicts "you live in Greece", "I am in France" meets
     "you are in an EEA country", "I export sugar within the EU" contradicts "(outside the EU only)", "I
@@ -578,7 +590,7 @@ def place_check(condition: str, facts: Sequence[str]) -> tuple[str, str, str] | 
         return None
     areas = [m for m in places.mentions(main) if m.area]
     if not areas:
-        return _same_named_place(main, facts)
+        return _same_named_place(main, facts, within or {})
     if len({m.outside for m in areas}) > 1 or \
             not all(PLACE_LIST.match(main[a.end:b.start] + " ") for a, b in zip(areas, areas[1:])):
         return None
@@ -616,12 +628,14 @@ def _puts_the_user_there(wanted: set[str], fact: str, place: places.Mention) -> 
     return said <= PRESENCE or bool(PLACED.search(fact[_clause_span(fact, place.start, place.end)[0]:place.start]))
 
 
-def _same_named_place(main: str, facts: Sequence[str]) -> tuple[str, str, str] | None:
+def _same_named_place(main: str, facts: Sequence[str],
+                      within: Mapping[str, frozenset[str]]) -> tuple[str, str, str] | None:
     """("established", fact, explanation) when a fact puts the user in the very place the condition names by a
-    name the gazetteer does not hold: a knowledge base's own town or region ("have your main home in Calvera" /
-    "I live in Calvera"). Another such name decides nothing, for where it lies is unknown, and nor does a fact
-    that says the same of another place too ("I split my time between my flat in Calvera and my daughter's
-    house in Norland")."""
+    name the gazetteer does not hold, a knowledge base's own town or region ("have your main home in Calvera" /
+    "I live in Calvera"), or in a place the knowledge base says lies in it (``within``: "Tessby is a fishing
+    town on the east coast of the Republic of Calvera"). Another name decides nothing, for where it lies is
+    unknown, and nor does a fact that says the same of a place outside it too ("I split my time between my
+    flat in Calvera and my daughter's house in Norland")."""
     named = places.unknown_names(main)
     if len(named) != 1 or named[0].outside:
         return None
@@ -631,9 +645,11 @@ def _same_named_place(main: str, facts: Sequence[str]) -> tuple[str, str, str] |
         for place in places.unknown_names(fact) + [m for m in places.mentions(fact) if m.readings or m.area]:
             if not place.outside and _puts_the_user_there(wanted, fact, place):
                 said_of.setdefault(place.text, fact)
-    if set(said_of) != {named[0].text}:
+    area = named[0].text
+    if not said_of or not all(places.stated_in(name, area, within) for name in said_of):
         return None
-    return "established", said_of[named[0].text], f"{named[0].text}, the place named"
+    name, fact = next(iter(said_of.items()))
+    return "established", fact, f"{area}, the place named" if name == area else f"{name} lies in {area}, the knowledge base says"
 
 
 def _formerly(clause: str, before_place: str) -> bool:
@@ -1304,7 +1320,8 @@ def _condition_clause(sentence: str) -> tuple[str, str] | None:
         if NEGATIVE_MAIN.search(main):
             return clause, "disqualifier"  # "You cannot claim if X": X must not hold
         return clause, "only_if" if cue == "only if" else "if"
-    if any(not SUBORDINATE_REQUIREMENT.search(sentence[:m.start()]) for m in REQUIREMENT.finditer(sentence)) or \
+    if any(not (SUBORDINATE_REQUIREMENT.search(sentence[:m.start()]) or DEFINITION.match(sentence[:m.start()]))
+           for m in REQUIREMENT.finditer(sentence)) or \
             re.search(r"\beligible\b", sentence, re.I):
         sentence = without_carve_out(sentence)
         if NEGATIVE_MAIN.search(sentence) or re.search(r"\bmust not\b", sentence, re.I) or EXEMPTION.search(sentence):

@@ -1508,6 +1508,64 @@ def test_unknown_names_are_the_capitalised_names_after_in_that_the_gazetteer_lac
     assert [m.outside for m in places.unknown_names("you live outside Calvera")] == [True]
 
 
+def test_a_knowledge_base_says_where_its_own_places_lie():
+    from core import places
+    within = places.stated_containment([
+        "Tessby is a fishing town on the east coast of the Republic of Calvera.",
+        "Harlow is a market town in central Calvera on the River Ost.",
+        "Dunmere is a village in the Grennock Hills.",
+        "The Harlow Bridge is a road bridge that carries the Varnholm–Tessby road over the River Ost.",  # no place kind
+        "It is a small town in Calvera.",  # a pronoun names no place
+    ])
+    assert within == {"Tessby": frozenset({"Republic of Calvera", "Calvera"}), "Harlow": frozenset({"Calvera"}),
+                      "Dunmere": frozenset({"Grennock Hills"})}
+    assert places.stated_in("Tessby", "Calvera", within) and places.stated_in("Calvera", "Calvera", within)
+    assert not places.stated_in("Calvera", "Tessby", within)  # containment runs one way
+    assert not places.stated_in("Norland", "Calvera", within)
+
+
+@pytest.mark.parametrize("condition, fact, expected", [
+    ("are based in Calvera", "We're a bakery based in Tessby.", "established"),
+    ("have your main home in Calvera", "I've lived in Harlow all my life.", "established"),
+    ("have your main home in Calvera", "I live in Norland.", None),  # where Norland lies is unknown
+    ("have your main home in Calvera", "I split my time between Tessby and Norland.", None),
+    ("have your main home in Calvera", "I used to live in Tessby.", None),
+    ("have your main home in Tessby", "I live in Calvera.", None),  # somewhere in the country, not the town
+])
+def test_a_place_the_knowledge_base_puts_inside_the_conditions_place_meets_it(condition, fact, expected):
+    within = {"Tessby": frozenset({"Calvera"}), "Harlow": frozenset({"Calvera"})}
+    checked = variables.place_check(condition, [fact], within=within)
+    assert (checked[0] if checked else None) == expected, checked
+    assert variables.place_check(condition, [fact]) is None  # without the map, where the town lies is unknown
+
+
+def test_real_a_town_the_sample_kb_places_in_calvera_meets_the_bus_pass_main_home_condition(sample_kb, nli_model):
+    """The sample KB says "Tessby is a fishing town on the east coast of the Republic of Calvera"; "I live in
+    Tessby" had left the Older Person's Bus Pass's "main home in Calvera" open, and the user was asked."""
+    assert sample_kb.places_within["Tessby"] >= {"Calvera"}
+    state = VariableStage().run(Query("Can I get the Older Person's Bus Pass?", scenario="I'm 70 and I live in Tessby."),
+                                policy("older_persons_bus_pass.md"), personal=True, within=sample_kb.places_within)
+    home = by_text(state, "main home in Calvera")
+    assert (home.status, home.method) == ("established", "place: Tessby lies in Calvera, the knowledge base says")
+    unmapped = VariableStage().run(Query("Can I get the Older Person's Bus Pass?", scenario="I'm 70 and I live in Tessby."),
+                                   policy("older_persons_bus_pass.md"), personal=True)
+    assert by_text(unmapped, "main home in Calvera").method != home.method
+
+
+def test_a_definition_imposes_no_condition():
+    """Sample KB and ConditionalQA guide text: a "has to" / "must" inside the relative clause of a definition
+    had been read as a requirement, which a fact about the employer's town then met."""
+    for sentence in ("Statutory redundancy pay is the minimum amount an employer in Calvera has to pay an employee who "
+                     "loses their job because of redundancy.",
+                     "CBT is a training course that most learner motorcycle and moped riders must take before riding "
+                     "on the road."):
+        assert extract_conditions(passage(sentence)) == []
+    assert [c.text for c in extract_conditions(passage("The rule is that you must live in Calvera."))] == [
+        "The rule is that you must live in Calvera"]  # not a definition: what the rule is
+    assert [c.text for c in extract_conditions(passage("Your employer must pay you at least the minimum wage."))] == [
+        "Your employer must pay you at least the minimum wage"]
+
+
 def test_real_living_in_the_knowledge_bases_own_country_meets_its_main_home_condition(nli_model):
     """The sample KB's Older Person's Bus Pass asks for a main home in Calvera, a country no gazetteer holds:
     "I live in Calvera" had left it open, and the pass's reader asked where the user lived."""

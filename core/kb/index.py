@@ -115,6 +115,13 @@ class KnowledgeBase:
                 self._graphs.popitem(last=False)
         return graph
 
+    @cached_property
+    def places_within(self) -> dict[str, frozenset[str]]:
+        """Where the documents say their own places lie ("Tessby is a fishing town on the east coast of the
+        Republic of Calvera"): the condition reader's gazetteer for the names GeoNames lacks."""
+        from core.places import stated_containment
+        return stated_containment(sentence.text for p in self.passages for sentence in p.sentences)
+
     def naming(self, label: str, k: int) -> list[str]:
         """Ids of the (at most) ``k`` passages that BM25 ranks highest for ``label``: where the graph
         looks for facts about an entity beyond the passages retrieval found."""
