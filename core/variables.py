@@ -323,7 +323,7 @@ class VariableStage:
         for j, (question, answer) in enumerate(query.history):
             polarity = ("" if UNSURE.search(answer) else "established" if YES.match(answer)
                         else "contradicted" if NO.match(answer) else "")
-            i = int(np.argmax(sims[:, j]))
+            i = _closest(question, [c.text for c in conditions], sims[:, j])
             speaks = sims[i, j] >= self.history_match
             if not speaks:
                 i, speaks = self._by_words(question, condition_stems, sims[:, j])
@@ -357,6 +357,30 @@ class VariableStage:
         shares = [len(asked & stems) / len(asked) for stems in condition_stems]
         k = max(range(len(shares)), key=lambda c: (shares[c], sims[c]))
         return k, shares[k] >= self.history_word_share and sims[k] >= self.history_floor
+
+
+# Cosines this close say nothing of which condition a follow-up asks about: the embedding reads words, not their order.
+COSINE_TIE = 0.02
+
+
+def _closest(question: str, conditions: Sequence[str], sims: np.ndarray) -> int:
+    """The condition a follow-up is closest to; among those about as close in meaning (``COSINE_TIE``), the one
+    whose content words open as the question's do: "Are you a female Vietnam Veteran?" asks about "you are a
+    female Vietnam Veteran with a child who has a birth defect", not "you are a child of a female Vietnam
+    Veteran with a birth defect", though the embedding puts it as close to either."""
+    best = float(np.max(sims))
+    asked = _content_sequence(question)
+
+    def opening_shared(k: int) -> int:
+        said = _content_sequence(conditions[k])
+        return next((n for n, (a, b) in enumerate(zip(asked, said)) if a != b), min(len(asked), len(said)))
+    return max((k for k in range(len(conditions)) if sims[k] >= best - COSINE_TIE),
+               key=lambda k: (opening_shared(k), sims[k]))
+
+
+def _content_sequence(text: str) -> list[str]:
+    """The text's content words in order, as ``content_words`` folds them, less the words of asking."""
+    return [stem for word in re.findall(r"[A-Za-z][\w'’-]*", text) for stem in sorted(content_words(word) - GENERIC_ASK)]
 
 
 def _also_denied(conditions: Sequence[Condition], i: int, question: str) -> list[int]:

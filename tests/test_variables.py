@@ -928,9 +928,8 @@ def test_alternatives_with_subjects_of_their_own_are_denied_one_by_one_unless_th
     assert [(c.text, c.group) for c in state.conditions] == [
         ("you are a female Vietnam Veteran with a child who has a birth defect", "any"),
         ("you are a child of a female Vietnam Veteran with a birth defect", "any")]
-    # the embedding puts the question as close to one alternative as to the other: which one it denies is
-    # a toss-up, but not both
-    assert sorted(c.status for c in state.conditions) == ["contradicted", "missing"]
+    # the embedding puts the question as close to either alternative; its words open as the first one's do
+    assert [c.status for c in state.conditions] == ["contradicted", "missing"]
     assert state.outcome == "undetermined"
     single = passage("## You're single or divorced\n\nIf you're single, divorced or your civil partnership was dissolved "
                      "and you die after you've reached State Pension age, your estate can claim up to 3 months of your "
