@@ -1114,7 +1114,7 @@ def _own_clause(text: str) -> bool:
     if re.fullmatch(r"(?:you|they|we|he|she|it|there)'(?:re|ve|s|d|ll)", words[0]):
         return True
     if words[0] in SUBJECT_PRONOUNS:
-        return len(words) > 1 and words[1] not in STOPWORDS | {"or", "and"} or words[1] in AUXILIARY
+        return len(words) > 1 and (words[1] in AUXILIARY or words[1] not in STOPWORDS | {"or", "and"})
     return any(w in AUXILIARY or voice.known_verb(w) for w in words[1:4])
 
 

@@ -31,6 +31,7 @@ from core import models
 from core.kb import lancedb_store
 from core.kb.chunking import chunk_document
 from core.kb.readers import Document, KnowledgeBaseError, dedupe, list_files, read_file
+from core.places import stated_containment
 from core.settings import BY_NAME, resolve
 from core.text import jsonl_records, stable_hash, tokenize
 from core.types import Passage, Sentence, to_dict
@@ -119,7 +120,6 @@ class KnowledgeBase:
     def places_within(self) -> dict[str, frozenset[str]]:
         """Where the documents say their own places lie ("Tessby is a fishing town on the east coast of the
         Republic of Calvera"): the condition reader's gazetteer for the names GeoNames lacks."""
-        from core.places import stated_containment
         return stated_containment(sentence.text for p in self.passages for sentence in p.sentences)
 
     def naming(self, label: str, k: int) -> list[str]:
