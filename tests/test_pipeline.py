@@ -88,6 +88,15 @@ def test_a_question_that_settles_every_condition_is_answered_yes(sample_pipeline
     assert (d.action, d.rule, d.answer_polarity) == ("ANSWER", "conditions_met", "yes")
 
 
+def test_a_town_the_knowledge_base_places_in_its_country_meets_a_residence_condition(sample_pipeline):
+    """The sample KB says where Tessby lies ("a fishing town on the east coast of the Republic of Calvera"); the
+    pipeline hands that to the condition reader, so living in Tessby is a main home in Calvera."""
+    trace = sample_pipeline.analyze(make_query("Can I get the free bus pass for older people?",
+                                               "I'm 70 and I've lived in Tessby all my life."))
+    home = next(c for c in trace.variables.conditions if "main home in Calvera" in c.text)
+    assert (home.status, home.method) == ("established", "place: Tessby lies in Calvera, the knowledge base says")
+
+
 def test_gate_threshold_change_costs_no_model_call(sample_pipeline, sample_questions):
     q = sample_questions[0]
     query = make_query(q["question"], q["scenario"], q["history"])
