@@ -99,7 +99,6 @@ class VariableStage:
         can only be about its rule ("Can I get Winter Fuel Payment?" of a passage headed "2. Eligibility"
         that says "the payment"); whether it is about it at all is P(topic)'s to say. ``within``: where the
         knowledge base says its own places lie (``places.stated_containment``), which no gazetteer holds."""
-        within = within or {}
         query = as_read(query)
         known = known_variables(query)
         if personal is None:
@@ -132,10 +131,10 @@ class VariableStage:
     def check(self, conditions: Sequence[Condition], query: Query,
               within: Mapping[str, frozenset[str]] | None = None) -> list[Condition]:
         """The conditions with their status from the user's facts, read as ``run`` reads them (``as_read``)."""
-        return self._check(list(conditions), as_read(query), within=within or {})
+        return self._check(list(conditions), as_read(query), within=within)
 
     def _decisive(self, sections: Iterable[list[Condition]], query: Query,
-                  within: Mapping[str, frozenset[str]]) -> list[Condition]:
+                  within: Mapping[str, frozenset[str]] | None) -> list[Condition]:
         """The conditions of the first other passage of the document that the user's facts settle without
         NLI (a number, a place, the condition's own words or their denial), checked in full; none when no
         passage is so settled. The best passage's rule may not be the one the user's case falls under:
@@ -198,7 +197,7 @@ class VariableStage:
         #    course or an apprenticeship: "the second year of my apprenticeship" is not "in the first year of
         #    their apprenticeship", which the NLI model read as entailed (0.93)
         for i, cond in enumerate(conditions):
-            for method, check in (("place", partial(place_check, within=within or {})), ("ordinal", year_check)):
+            for method, check in (("place", partial(place_check, within=within)), ("ordinal", year_check)):
                 found = check(cond.text, facts) if checked[i] is None and facts else None
                 if found is not None:
                     status, fact, explanation = found
@@ -339,7 +338,7 @@ class VariableStage:
                 closest[i] = (j, polarity)
         for i, (j, polarity) in list(closest.items()):
             if polarity == "contradicted":
-                for k in _also_denied(conditions, i, query.history[j][0]):
+                for k in _also_denied(conditions, condition_stems, i, content_words(query.history[j][0])):
                     closest.setdefault(k, (j, polarity))
         out: list[Condition | None] = [None] * len(conditions)
         for i, (j, polarity) in closest.items():
@@ -383,19 +382,19 @@ def _content_sequence(text: str) -> list[str]:
     return [stem for word in re.findall(r"[A-Za-z][\w'’-]*", text) for stem in sorted(content_words(word) - GENERIC_ASK)]
 
 
-def _also_denied(conditions: Sequence[Condition], i: int, question: str) -> list[int]:
+def _also_denied(conditions: Sequence[Condition], stems: Sequence[set[str]], i: int, asked: set[str]) -> list[int]:
     """The alternatives of condition ``i``'s clause that a follow-up answered "No" also asked about: "Are you
     single, divorced, or have dissolved a civil partnership? No" denies "you're single, divorced" and "your
     civil partnership was dissolved" both, since the question holds most of each one's own words (those the
     alternative it is closest to lacks). "Are you a female Vietnam Veteran? No" leaves "you are a child of a
-    female Vietnam Veteran" open: the words that make it another alternative are not asked."""
+    female Vietnam Veteran" open: the words that make it another alternative are not asked. ``stems``: each
+    condition's ``content_words``; ``asked``: the question's."""
     matched = conditions[i]
     if matched.group != "any" or not matched.lead:
         return []
-    asked = content_words(question)
     out = []
     for k, c in enumerate(conditions):
-        own = content_words(c.text) - content_words(matched.text)
+        own = stems[k] - stems[i]
         if k != i and c.group == "any" and c.lead == matched.lead and c.passage_id == matched.passage_id and own \
                 and len(own & asked) > len(own) / 2:
             out.append(k)
