@@ -64,7 +64,7 @@ PRICE_VERBS = frozenset("cost costs costed pay pays paid spend spends spent char
 LEADING_TO_A_PRICE = frozenset({"have", "need", "want", "expect", "get", "be", "go"})
 CLAUSE_VERB_DEPS = frozenset({"ROOT", "xcomp", "ccomp", "advcl", "conj"})
 # Units of time: "how many years" asks for a duration ("7 years"), not a date.
-TIME_UNITS = frozenset("second minute hour day week fortnight month year decade century".split())
+TIME_UNITS = frozenset("second minute hour day night week fortnight month year decade century".split())
 
 # Dependency labels of a clause's subject: "there" in "is there a fee" is an expletive.
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})

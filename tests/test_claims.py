@@ -252,6 +252,7 @@ def test_how_long_is_a_duration_when_something_is_said_of_the_subject(build, que
     ("In how many countries is the company active?", "NUMBER"),
     ("How many years does the agreement last?", "DURATION"),
     ("How many days do I have to appeal?", "DURATION"),
+    ("How many nights did the Herring Fair last?", "DURATION"),
 ])
 def test_how_many_asks_a_count_or_a_duration(build, question, answer_type):
     assert build(question).answer_type == answer_type

@@ -488,6 +488,25 @@ def test_the_value_is_the_one_said_with_the_asked_verb(question, value):
     assert found is not None and found.value == value
 
 
+@pytest.mark.parametrize("question, answer_type, sentence, value", [
+    # SQuAD 2.0 train (Frédéric Chopin, Beyoncé): each had been answered with the value after the dash
+    ("Who gave Chopin instruction on how to play the organ?", "PERSON",  # the Warsaw Lyceum
+     "From September 1823 to 1826 Chopin attended the Warsaw Lyceum, where he received organ lessons from the Czech "
+     "musician Wilhelm Würfel during his first year.", "Wilhelm Würfel"),
+    ("When did Chopin's family move to Warsaw?", "DATE",  # six months
+     "In October 1810, six months after Fryderyk's birth, the family moved to Warsaw, where his father acquired a post "
+     "teaching French at the Warsaw Lyceum, then housed in the Saxon Palace.", "October 1810"),
+    ("When did she perform at the Roseland ballroom?", "DATE",  # four nights
+     "In late 2011, she took the stage at New York's Roseland Ballroom for four nights of special performances.",
+     "late 2011"),
+])
+def test_who_asks_for_a_person_and_when_for_a_calendar_date(question, answer_type, sentence, value):
+    """Of the values said with the asked verb, "who" takes a person before an organisation and "when" a date in
+    the calendar before a time said relative to something else or a count of nights."""
+    found = answer_value(question, answer_type, [sentence], ["Frédéric Chopin"])
+    assert found is not None and found.value == value
+
+
 def test_a_date_asked_in_a_unit_is_given_in_it():
     """A fresh question, "what month is it held?", had been answered "1965" and then nothing: the model
     leaves "July" of "held every July" out of its dates. A year is asked in years, a month in months."""
