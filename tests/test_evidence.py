@@ -368,7 +368,7 @@ def test_one_title_and_one_section_per_sentence_are_required():
     ("How many times did Frédéric and Liszt collaborate in performances during the years of 1833 to 1841?", "NUMBER",
      "They performed together on seven occasions between 1833 and 1841.", "Frédéric Chopin", "seven"),
     ("How much storage did the U2 special edition iPod have?", "MEASURE",
-     "This iPod was only available with 30GB of storage capacity.", "IPod", "30"),
+     "This iPod was only available with 30GB of storage capacity.", "IPod", "30GB"),  # the unit written onto it
 ])
 def test_a_count_or_measure_is_found_however_the_model_labels_it(question, answer_type, sentence, title, value):
     found = answer_value(question, answer_type, [sentence], [title])
@@ -505,6 +505,30 @@ def test_who_asks_for_a_person_and_when_for_a_calendar_date(question, answer_typ
     the calendar before a time said relative to something else or a count of nights."""
     found = answer_value(question, answer_type, [sentence], ["Frédéric Chopin"])
     assert found is not None and found.value == value
+
+
+@pytest.mark.parametrize("question, answer_type, sentence, title, value", [
+    # the train KB's questions on SQuAD train articles; each had been answered with the value after the dash
+    ("When did the GameCube version of Twilight Princess come out?", "DATE",  # December 2006.[b
+     "The GameCube version was released worldwide in December 2006.[b]", "The Legend of Zelda: Twilight Princess",
+     "December 2006"),
+    ("Where was the world's first solar thermal power station built?", "PLACE",  # Maadi
+     "Shuman built the world's first solar thermal power station in Maadi, Egypt, between 1912 and 1913.",
+     "Solar energy", "Maadi, Egypt"),
+])
+def test_a_value_is_given_as_the_text_writes_it_whole(question, answer_type, sentence, title, value):
+    """A place with the larger place after it (unless one kind of place is asked), and no citation mark glued to
+    it (a unit written onto its number: ``test_a_count_or_measure_is_found_however_the_model_labels_it``)."""
+    found = answer_value(question, answer_type, [sentence], [title])
+    assert found is not None and found.value == value
+
+
+def test_a_place_of_the_kind_asked_stays_alone():
+    """"In what city …?" asks for the city alone; "In what city and state …?" for both."""
+    sentence = "Born and raised in Houston, Texas, she performed in various singing and dancing competitions."
+    assert answer_value("In what city did Beyonce grow up?", "PLACE", [sentence], ["Beyoncé"]).value == "Houston"
+    assert answer_value("In what city and state did Beyonce grow up?", "PLACE", [sentence],
+                        ["Beyoncé"]).value == "Houston, Texas"
 
 
 def test_a_date_asked_in_a_unit_is_given_in_it():
