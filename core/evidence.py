@@ -434,11 +434,6 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     return None
 
 
-# A date that says when in the calendar: a year or a month, not only how long before or after something ("six months
-# after his birth", "the same day")
-CALENDAR_DATE = re.compile(rf"\b(?:\d{{3,4}}s?|{MONTH_RE})\b", re.I)
-
-
 def _of_the_asked_kind(ent, answer_type: str, unit: str) -> bool:
     """Whether a value is the likeliest kind among those the answer type allows: "who" asks for a person before
     an organisation or a work's title the tagger labels one ("Wilhelm Würfel", not "the Warsaw Lyceum", for "Who
@@ -449,8 +444,8 @@ def _of_the_asked_kind(ent, answer_type: str, unit: str) -> bool:
     6-10, not looked at, 0.392 -> 0.399 of 1,027."""
     if answer_type == "PERSON":
         return ent.label_ == "PERSON"
-    if answer_type == "DATE" and not unit:
-        return bool(CALENDAR_DATE.search(ent.text))
+    if answer_type == "DATE" and not unit:  # a year or a month, as a date asked in either unit is given
+        return bool(IN_UNIT["year"].search(ent.text) or IN_UNIT["month"].search(ent.text))
     return True
 
 
@@ -529,12 +524,9 @@ def _whole_place(value, answer_type: str, question: str):
     doc = value.doc
     if answer_type != "PLACE" or value.label_ not in ("GPE", "LOC", "FAC") or len(PLACE_KINDS.findall(question)) == 1:
         return value
-    if value.end + 1 < len(doc) and doc[value.end].text == "," and doc[value.end + 1].ent_type_ == "GPE" \
-            and doc[value.end + 1].ent_iob_ == "B":
-        end = value.end + 2
-        while end < len(doc) and doc[end].ent_iob_ == "I":
-            end += 1
-        return doc[value.start:end]
+    after = next((e for e in doc.ents if e.start == value.end + 1 and e.label_ == "GPE"), None)
+    if after is not None and doc[value.end].text == ",":
+        return doc[value.start:after.end]
     return value
 
 
