@@ -83,3 +83,19 @@ def test_the_learned_gate_ships_on_both_criteria(fit_signals):
     assert set(fit_signals.GATE_VARIANTS.values()) >= {
         (fit_signals.CALIBRATED_FEATURES + RULE_VERDICT, "balanced", None, "platt", structure)
         for structure in ("multinomial", "two-stage")}
+
+
+def test_a_hallucination_rate_under_the_floor_pays_while_the_sample_leaves_room_above_it(fit_signals):
+    """The defaults' objective charges the rate's one-sided 90 % upper bound: 14 % of 100 unanswerable questions
+    answered may be 18 % on a new knowledge base, 14 % of 5,000 may not."""
+    def metrics(unanswerable: int, answered: int) -> dict:
+        gold = M.codes(["ANSWER"] * 50 + ["ABSTAIN"] * unanswerable)
+        pred = M.codes(["ANSWER"] * 50 + ["ANSWER"] * answered + ["ABSTAIN"] * (unanswerable - answered))
+        return M.action_metrics(gold, pred)
+    few, many = metrics(100, 14), metrics(5000, 700)
+    assert few["hallucination_rate"] == pytest.approx(0.14) == many["hallucination_rate"]
+    assert fit_signals.hallucination_excess(few) == pytest.approx(0.14 + 1.2816 * np.sqrt(0.14 * 0.86 / 100) - 0.15)
+    assert fit_signals.hallucination_excess(many) == 0.0
+    assert fit_signals.hallucination_excess(metrics(100, 0)) == 0.0
+    right = M.codes(["ANSWER"] * 50 + ["ABSTAIN"] * 100)
+    assert fit_signals.domain_objective(right, right) == pytest.approx(1.0)
