@@ -21,11 +21,12 @@ training data only (``../shared/data/train`` and ``train_kb/``).
    documents of every domain, scored on the rest) and by
    leave-one-domain-out (chosen on the other domains, scored on the one left out: a new knowledge base
    of a new kind is what a user brings) for the mean over the domains of macro-F1 less the
-   hallucination rate above 15 % at its one-sided 90 % upper confidence bound (``objective``), beside the declared defaults of ``core/settings.py``
-   (never fitted on these domains, so their score is out of sample too). Of the spaces that beat the
-   declared defaults both ways, the one with the best cross-validated mean (of all spaces when none
-   does), fitted on all the training data, is ``presets/training-fit.json``; the script says whether it
-   beats the declared defaults, which is when they should be replaced by it.
+   hallucination rate above 15 % at its one-sided 90 % upper confidence bound (``objective``), beside the
+   declared defaults of ``core/settings.py`` (never fitted on these domains, so their score is out of
+   sample too). Of the spaces that beat the declared defaults both ways, the one with the best
+   cross-validated mean (of all spaces when none does), fitted on all the training data, is
+   ``presets/training-fit.json``; the script says whether it beats the declared defaults, which is when
+   they should be replaced by it.
    It also lists the single rule switches that, flipped from the declared defaults one after another,
    lower no training domain's objective: a rule switched on must raise the mean by ``SWITCH_GAIN``, a
    rule switched off only raise it (one that costs nothing when removed is redundant there; one bit
@@ -64,8 +65,8 @@ from core.gate.table import CONTEXT_FEATURES, SignalTable, gate_table
 from core.evaluation.fit_signals import cross_fitted, fit_all, save
 from core.evaluation.learned_gate import fit_learned_gate
 from core.gate.learned import CALIBRATIONS, DECISIONS, RULE_VERDICT, STRUCTURES
-from core.types import ACTIONS
 from core.evaluation.training import group_of, training_sets
+from core.types import ACTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 # The search starts from the calibrated rules alone; the older rules over raw signals may be switched on.
@@ -147,9 +148,9 @@ def gate_defaults(base: dict) -> dict:
 
 def objective(parts, values) -> float:
     """Mean over the domains of macro-F1, less each domain's hallucination rate above
-    ``HALLUCINATION_FLOOR`` (``hallucination_excess``): an answer given where the gold action is to ask or abstain costs more
-    than the macro-F1 alone charges for it (with macro-F1 alone, the fit answers 24–41 % of the
-    training items that should not be answered)."""
+    ``HALLUCINATION_FLOOR`` (``hallucination_excess``): an answer given where the gold action is to ask or
+    abstain costs more than the macro-F1 alone charges for it (with macro-F1 alone, the fit answers 24–41 % of
+    the training items that should not be answered)."""
     return float(np.mean([domain_objective(gold, gate_table(table, values).codes) for table, gold in parts]))
 
 
