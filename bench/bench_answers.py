@@ -144,7 +144,7 @@ def pipeline_sets() -> None:
 
     sets = {**{f"{name} (TRAINING)": ds for name, ds in training_sets().items() if name in ("squad", "kb")},
             **{f"{name} (REPORT)": ds for name, ds in report_sets().items()
-               if name in ("SQuAD held-out", "sample KB", "sample KB blind")}}
+               if name in ("SQuAD held-out", "sample KB", "sample KB blind", "sample KB blind 2")}}
     for name, dataset in sets.items():
         run = BatchRunner(None).run(dataset)
         typed = [(item.answers, trace.answer.value if trace.answer else "")

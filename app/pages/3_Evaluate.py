@@ -350,7 +350,7 @@ def transfer(values) -> None:
     learned gate on every report set, none of which any of them was fitted on."""
     from core.evaluation.transfer import INTERVAL_NOTE, configurations, report_sets, table_rows
     with st.expander("Transfer: every report set at once", expanded=TRANSFER in st.session_state):
-        st.caption("ShARC dev half A, ContractNLI dev, the held-out SQuAD articles and the sample KB's two question "
+        st.caption("ShARC dev half A, ContractNLI dev, the held-out SQuAD articles and the sample KB's three question "
                    "sets, gated by the current sliders, the declared defaults and the general learned gate. The "
                    "calibrators, defaults and learned gate were fitted on ../shared/data/train only. Each set is "
                    "analysed once (cached); the first run of all of them takes tens of minutes.")
