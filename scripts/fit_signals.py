@@ -66,7 +66,6 @@ from core.evaluation.fit_signals import cross_fitted, fit_all, save
 from core.evaluation.learned_gate import fit_learned_gate
 from core.gate.learned import CALIBRATIONS, DECISIONS, RULE_VERDICT, STRUCTURES
 from core.evaluation.training import group_of, training_sets
-from core.types import ACTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 # The search starts from the calibrated rules alone; the older rules over raw signals may be switched on.
@@ -176,8 +175,7 @@ def hallucination_excess(m: dict) -> float:
     """How far a domain's hallucination rate passes ``HALLUCINATION_FLOOR`` at its one-sided 90 % upper
     confidence bound (normal approximation over the questions that should not be answered); 0 below it."""
     rate = m["hallucination_rate"] or 0.0
-    matrix = np.asarray(m["confusion"]["matrix"])
-    unanswerable = int(matrix[[ACTIONS.index("ASK"), ACTIONS.index("ABSTAIN")]].sum())
+    unanswerable = m["per_action"]["ASK"]["support"] + m["per_action"]["ABSTAIN"]["support"]
     bound = rate + HALLUCINATION_Z * np.sqrt(rate * (1 - rate) / unanswerable) if unanswerable else rate
     return max(0.0, float(bound) - HALLUCINATION_FLOOR)
 
