@@ -13,6 +13,7 @@ from typing import Callable
 import streamlit as st
 
 from components.common import ACTION_BADGE, md, panel_header
+from core.agents import WORDED_ASKS
 from core.dialogue import Dialogue, Turn
 
 HELP = ("Seed 002 §3.11: a reply joins the dialogue history as (clarification, reply) and the question is "
@@ -40,7 +41,7 @@ def render_reply_box(turn: Turn, on_answer: Answer) -> None:
                         help="Press Send; a free-text reply is read as a fact about you (numbers, NLI).")
     send_col.button("Send", key="aw_send", width="stretch",
                     on_click=lambda: on_answer(st.session_state.get("aw_reply", ""), turn.question))
-    if turn.kind != "which_one":  # the other clarifications are yes/no questions about a condition
+    if turn.kind not in WORDED_ASKS:  # the other clarifications are yes/no questions about a condition
         yes, no, _ = st.columns([1, 1, 4])
         yes.button("Answer: yes", key="aw_yes", on_click=on_answer, args=("Yes", turn.question), width="stretch")
         no.button("Answer: no", key="aw_no", on_click=on_answer, args=("No", turn.question), width="stretch")

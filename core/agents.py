@@ -35,6 +35,8 @@ TYPE_WORDS = {"PERSON": "the person", "DATE": "the date", "PLACE": "the place", 
               "PROCEDURE": "the way to do it"}
 ANSWER_MODES = ("auto", "extractive", "generated")
 MAX_CHOICES = 4  # documents a "which one do you mean" question lists
+# The clarifications answered in words ("the Orrin NDA", "I'm 23"), not yes or no.
+WORDED_ASKS = frozenset({"which_one", "age"})
 
 
 
@@ -157,6 +159,8 @@ class AskAgent:
 
     def run(self, trace: Trace, decision: Decision, abduction: Abduction | None = None) -> Response:
         asked = [q for q, _ in trace.query.history]
+        if decision.rule == "value_by_age" and (bands := calibrated.age_bands(trace)) is not None:
+            return self._age(trace, bands)
         options = self._options(trace, abduction) or (
             self._to_confirm(trace) if decision.rule == "condition_open" else [])
         if not options:
@@ -187,6 +191,16 @@ class AskAgent:
             out = named + [o for o in out if o[0] != abduction.ask_about] if named else \
                 [(abduction.ask_about, "premise", abduction.best.support_passage if abduction.best else "")] + out
         return out
+
+    @staticmethod
+    def _age(trace: Trace, bands: calibrated.AgeBands) -> Response:
+        """The amount turns on an age nobody has told: ask it, quoting the values by age."""
+        p = _passage(trace, bands.passage_id)
+        source = f" “{p.passage.title}” gives " if p else " The knowledge base gives "
+        question = (f"How old are you?{source}{' and '.join(bands.values)} by age "
+                    f"({', '.join(bands.ages)}): “{bands.text}”")
+        citations = (_cite(p, bands.text),) if p else ()
+        return Response("ASK", question, "age", "rules", citations, target="your age")
 
     @staticmethod
     def _to_confirm(trace: Trace) -> list[tuple[str, str, str]]:

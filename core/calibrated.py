@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from core.quantities import singular, without_ending
+from core.quantities import extract, singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
@@ -382,6 +382,68 @@ def rivalled_names(trace: Trace) -> tuple[str, ...]:
                  if (asked := words(name)) not in said and any(rivals(asked, other) for other in said))
 
 
+# The quantity kind (``core.quantities``) of the value a question of each answer type asks for, where a rule text
+# may give it by the asker's age.
+AGE_BANDED = {"MONEY": "money", "RATE": "money", "DURATION": "duration"}
+AGE_ASKED = re.compile(r"\b(?:how old|age|aged|born)\b", re.I)  # a follow-up that asked it
+BORN = re.compile(r"\bborn\b", re.I)  # "I was born in 1961" gives an age too
+
+
+@dataclass(frozen=True)
+class AgeBands:
+    """Values of the asked kind that a passage gives for askers of different ages."""
+    passage_id: str
+    text: str  # the sentence, or two adjacent sentences, that give them
+    values: tuple[str, ...]  # "£71.70", "£90.50"
+    ages: tuple[str, ...]  # "under 25", "25 or over": the ages as the text bounds them
+
+
+def age_bands(trace: Trace) -> AgeBands | None:
+    """Where the asker's own question ("How much Jobseeker's Allowance would I get?": first person, or told with a
+    scenario) asks for an amount or a length of time, and a sentence of the top document's retrieved passages,
+    alone or with the next, gives two values or more of that kind with an age bound ("The weekly rate is £71.70
+    for people aged under 25 and £90.50 for people aged 25 or over."; "up to 13 weeks (or 17 weeks if you're aged
+    60 or over)"): that sentence, its values and its ages, unless the asker has given an age or a birth (the
+    question, the scenario, a reply) or been asked it. The amount then turns on an age nobody has told: the gate
+    asks it rather than answer with one band's value or refuse for want of a single one. Arithmetic on the texts
+    only (``core.quantities``), no model. Read on training data before the gate relied on it: it holds for 2 of
+    the 270 train-KB questions, both to be asked ("How far ahead can I claim Housing Benefit?" while moving), and
+    for 5 of the 2,330 ConditionalQA train questions, 3 of them with an answer that turns on a condition (a
+    quarter of them do); on no ShARC, ContractNLI or SQuAD training question. It does not check that the values
+    are of the thing asked: a savings limit asked of a page whose only banded amount is the weekly rate is asked
+    the age too."""
+    kind = AGE_BANDED.get(trace.claim.answer_type)
+    query = trace.query
+    if not kind or not trace.passages or not (FIRST_PERSON.search(query.question) or query.scenario.strip()):
+        return None
+    said = " ".join([query.question, query.scenario, *(reply for _, reply in query.history)])
+    if any(q.kind == "age" for q in extract(said)) or BORN.search(said) \
+            or any(AGE_ASKED.search(asked) for asked, _ in query.history):
+        return None
+    top = trace.passages[0].passage.doc_id
+    for retrieved in trace.passages[:3]:
+        if retrieved.passage.doc_id != top:
+            continue
+        sentences = [s.text for s in retrieved.passage.sentences if not s.text.lstrip().startswith("#")] \
+            or [retrieved.passage.text]
+        for k in range(len(sentences)):
+            for text in (sentences[k], " ".join(sentences[k:k + 2])):
+                found = extract(text)
+                values = tuple(dict.fromkeys(q.text for q in found if q.kind == kind))
+                ages = tuple(dict.fromkeys(_age_bound(q) for q in found if q.kind == "age"))
+                if len({round(q.value, 2) for q in found if q.kind == kind}) >= 2 and ages:
+                    return AgeBands(retrieved.passage.id, text, values, ages)
+    return None
+
+
+AGE_BOUNDS = {"<": "under {}", "<=": "{} or under", ">": "over {}", ">=": "{} or over", "==": "{}"}
+
+
+def _age_bound(age) -> str:
+    """An age as the text bounds it: "under 25", "25 or over"."""
+    return AGE_BOUNDS.get(age.relation, "{}").format(f"{age.value:g}")
+
+
 def unaddressed(trace: Trace, share: float = 0.5) -> int:
     """Conditions nothing the user said touches: no answered follow-up, scenario sentence or the question
     itself shares ``share`` of the condition's content words (a follow-up asked about it is a paraphrase)."""
@@ -712,9 +774,11 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     calibrators = load() if calibrators is None else calibrators
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
     n_described = len(described(trace.query.question, trace.passages, trace.query.scenario))
+    bands = age_bands(trace)
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
                       n_described=n_described, n_unknown_names=len(unknown_names(trace)),
                       n_rivalled_names=len(rivalled_names(trace)),
+                      n_age_bands=len(bands.values) if bands else 0,
                       statement=int(values["yes_no_claim"] and not values["personal"]),
                       yes_no=int(values["yes_no_claim"]), has_scenario=int(values["scenario_words"] > 0),
                       conditions_met=int(all_required_met(trace.variables.conditions)), **probs)

@@ -51,7 +51,7 @@ class Turn:
     action: str
     question: str = ""  # the clarification put to the user (ASK)
     target: str = ""  # what it asks about: a condition's text, or what else is missing
-    kind: str = ""  # condition | premise | which_one | generated (the ASK agent's kinds)
+    kind: str = ""  # condition | premise | which_one | age | generated (the ASK agent's kinds)
     reply: str = ""  # the user's reply; "" while the turn is open
     resolved: tuple[Condition, ...] = ()
     rho: float = 1.0

@@ -268,6 +268,9 @@ SETTINGS: tuple[Setting, ...] = (
     _rule("value_of_another", "Rule: value of another thing → ABSTAIN",
           "The sentence giving the answer's value names a rival of a name the question gives (\"Carer's "
           "Allowance\" for \"Maternity Allowance\"): the value is another thing's."),
+    _rule("value_by_age", "Rule: amount by age → ASK",
+          "The asker's own question asks for an amount or a length of time that the top document gives for "
+          "different ages, and the asker has given no age: ask it."),
     _rule("condition_open", "Rule: condition open → ASK", "Calibrated P(condition open) above its threshold."),
     _rule("fact_absent", "Rule: fact absent → ABSTAIN", "Calibrated P(fact stated) below its threshold."),
     _rule("conflict_topic", "Rule: topic conflict → ASK",

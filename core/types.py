@@ -184,6 +184,9 @@ class Signals:
     # names of two words or more the question gives of which the sentence giving the answer's value says a
     # rival ("Maternity Allowance" answered from "Carer's Allowance is …"; ``core.calibrated.rivalled_names``)
     n_rivalled_names: int = 0
+    # values of the asked amount or length of time that the top document gives for askers of different ages, when
+    # the asker's own question gives no age (``core.calibrated.age_bands``)
+    n_age_bands: int = 0
     # 1 when the claim is a statement to check (a contract's "Receiving Party shall …", a yes/no question not
     # about the asker), not a question for a value or about the asker's circumstances
     statement: int = 0
@@ -474,7 +477,7 @@ class Response:
     """What the user is told.
 
     ``kind`` — ANSWER: extractive | polarity | premise | generated; ASK: condition | premise |
-    which_one | generated; ABSTAIN: topic_absent | fact_absent | already_asked.
+    which_one | age | generated; ABSTAIN: topic_absent | fact_absent | already_asked.
     ``backend`` — what wrote the text: "extractive", "rules" or a generator backend id.
     ``statement`` — the assertion an ANSWER makes, which the grounding check tests ("" when
     the answer follows from the conditions). ``target`` — ASK: the condition asked about;

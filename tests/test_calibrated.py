@@ -709,3 +709,71 @@ def test_real_a_rate_from_another_allowance_is_refused(sample_pipeline):
     assert decide(own).action == "ANSWER"
     refusal = respond(other, decide(other)).text  # says whose value it found, and for what it was asked
     assert "Carer's Allowance is £81.90 a week" in refusal and "“Maternity Allowance”" in refusal
+
+
+# --- an amount the evidence gives by age -----------------------------------------------------------------
+
+JOBSEEKER = "The weekly rate is £71.70 for people aged under 25 and £90.50 for people aged 25 or over."
+BACKDATING = ("You can claim in advance by up to 13 weeks (or 17 weeks if you're aged 60 or over), for example if "
+              "you're moving.")
+
+
+def _for_amount(question: str, text: str, answer_type: str = "MONEY", scenario: str = "", history=()):
+    from core.text import split_sentences
+    from core.types import Claim
+    passage = Passage(id="policy/x#0", doc_id="policy/x", title="Jobseeker's Allowance", text=text, start=0,
+                      end=len(text), sentences=tuple(split_sentences(text)))
+    return replace(factories.trace(), query=Query(question, scenario, tuple(history)),
+                   passages=(RetrievedPassage(passage, 1, 0.5, 1.0, 1.0, 0.9),),
+                   claim=Claim("There exists an amount.", "existential", answer_type=answer_type))
+
+
+def test_an_amount_given_by_age_is_read_with_its_values_and_ages():
+    bands = calibrated.age_bands(_for_amount("How much Jobseeker's Allowance would I get a week?", JOBSEEKER))
+    assert bands.values == ("£71.70", "£90.50") and bands.ages == ("under 25", "25 or over")
+    assert bands.text == JOBSEEKER and bands.passage_id == "policy/x#0"
+    # a length of time, one value unqualified and the other for an age; asked in the scenario's words
+    bands = calibrated.age_bands(_for_amount("How far ahead can I claim?", BACKDATING, "DURATION",
+                                        "I'm moving to a new flat in a few months."))
+    assert bands.values == ("13 weeks", "17 weeks") and bands.ages == ("60 or over",)
+    # two sentences, each a value for an age
+    two = ("Only one payment is made to each household. A household where the oldest person is aged 66 to 79 "
+           "gets £200. A household with someone aged 80 or over gets £300.")
+    assert calibrated.age_bands(_for_amount("How much will we get?", two)).values == ("£200", "£300")
+
+
+@pytest.mark.parametrize("question, text, scenario, history", [
+    # the asker gave an age, in the question, the scenario or a reply, or was asked it
+    ("How much Jobseeker's Allowance would a 23-year-old like me get?", JOBSEEKER, "", ()),
+    ("How much would I get?", JOBSEEKER, "I was born in 1961.", ()),
+    ("How much Jobseeker's Allowance would I get?", JOBSEEKER, "I'm 58 and lost my job in May.", ()),
+    ("How much would I get?", JOBSEEKER, "", (("Are you over 18?", "Yes, I'm 30"),)),
+    ("How much would I get?", JOBSEEKER, "", (("How old are you?", "thirty"),)),
+    # not the asker's own question: the rate is the document's to state, both bands of it
+    ("What is the weekly rate of Jobseeker's Allowance?", JOBSEEKER, "", ()),
+    # one value, or values that differ by something other than age
+    ("How much would I get?", "The weekly rate is £71.70 for people aged under 25.", "", ()),
+    ("How much would I get?", "The most you can get is £175 a week for one child and £300 a week for two or more "
+                              "children.", "", ()),
+])
+def test_an_amount_is_not_read_as_turning_on_age_once_it_is_known_or_not_the_askers(question, text, scenario,
+                                                                                      history):
+    assert calibrated.age_bands(_for_amount(question, text, scenario=scenario, history=history)) is None
+
+
+def test_an_amount_by_age_is_asked_with_its_values_quoted():
+    """The gate asks the age (before the answer-type rule: neither band's value is the answer, yet the evidence
+    holds one for each age), and the question quotes what turns on it; told the age, it no longer asks."""
+    from core.agents import respond
+    from core.gate import decide
+    asked = calibrated.with_probabilities(_for_amount("How much Jobseeker's Allowance would I get a week?", JOBSEEKER))
+    assert asked.signals.n_age_bands == 2
+    decision = decide(asked)
+    assert (decision.action, decision.rule) == ("ASK", "value_by_age")
+    response = respond(asked, decision)
+    assert response.text.startswith("How old are you?") and "£71.70 and £90.50 by age (under 25, 25 or over)" in \
+        response.text
+    assert (response.kind, response.target) == ("age", "your age") and response.citations[0].sentence == JOBSEEKER
+    told = calibrated.with_probabilities(_for_amount("How much Jobseeker's Allowance would I get a week?", JOBSEEKER,
+                                                history=(("How old are you?", "23"),)))
+    assert told.signals.n_age_bands == 0 and decide(told).rule != "value_by_age"
