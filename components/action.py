@@ -40,7 +40,8 @@ SIGNAL_WORDS = {"confidence": "retrieval confidence", "coverage": "question term
                 "p_open": "probability a condition is still open",
                 "p_depends": "probability the answer turns on the asker's circumstances",
                 "referents": "documents the question could mean",
-                "age_bands": "values of the amount the evidence gives by age"}
+                "age_bands": "values of the amount the evidence gives by age",
+                "age_told": "the asker has told an age"}
 _SEED_NOTE = re.compile(r"\s*\((?:[^()]*\b(?:seed|Eq\.|§)[^()]*)\)|\s*\bseed \d+[^:.;]*[:;]")
 
 

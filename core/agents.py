@@ -109,6 +109,8 @@ class AnswerAgent:
                         answer=span or best.support_sentence, statement=best.support_sentence)
 
     def _extractive(self, trace: Trace) -> Response:
+        if (by_age := self._by_age(trace)) is not None:
+            return by_age
         kept = trace.kept_passages()
         choice = trace.answer
         passage = _passage(trace, choice.passage_id) if choice else None
@@ -124,6 +126,19 @@ class AnswerAgent:
         text = f"{lead}According to “{passage.passage.title}”: {choice.sentence}"
         return Response("ANSWER", text, "extractive", "extractive", (_cite(passage, choice.sentence),),
                         answer=answer or choice.sentence, statement=choice.sentence)
+
+    @staticmethod
+    def _by_age(trace: Trace) -> Response | None:
+        """The value the evidence gives for the age the asker told (``calibrated.age_bands``), quoting its sentence;
+        None where the evidence gives no amount by age or the age told picks none."""
+        bands = calibrated.age_bands(trace)
+        age = calibrated.told_age(trace.query)[1]
+        value = bands.value_for(age) if bands is not None and age is not None else ""
+        p = _passage(trace, bands.passage_id) if value else None
+        if p is None:
+            return None
+        return Response("ANSWER", f"{value}. According to “{p.passage.title}”: {bands.text}", "extractive",
+                        "extractive", (_cite(p, bands.text),), answer=value, statement=bands.text)
 
     def _best_sentence(self, trace: Trace, p: RetrievedPassage) -> str:
         premises = nli.premise_sentences(p.passage)

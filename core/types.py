@@ -184,9 +184,10 @@ class Signals:
     # names of two words or more the question gives of which the sentence giving the answer's value says a
     # rival ("Maternity Allowance" answered from "Carer's Allowance is …"; ``core.calibrated.rivalled_names``)
     n_rivalled_names: int = 0
-    # values of the asked amount or length of time that the top document gives for askers of different ages, when
-    # the asker's own question gives no age (``core.calibrated.age_bands``)
+    # values of the asked amount or length of time that the top document gives for askers of different ages, to the
+    # asker's own question (``core.calibrated.age_bands``), and 1 once the asker has told an age (``told_age``)
     n_age_bands: int = 0
+    age_told: int = 0
     # 1 when the claim is a statement to check (a contract's "Receiving Party shall …", a yes/no question not
     # about the asker), not a question for a value or about the asker's circumstances
     statement: int = 0

@@ -107,15 +107,17 @@ RULES: tuple[Rule, ...] = (
      "is mostly asked about, and reads a question that settles a whole rule as one more first turn. A question "
      "for a value is not answered \"yes\".)"),
     ("value_by_age", "ASK",
-     lambda s, t: [_cmp("age_bands", s.n_age_bands, ">=", 2)],
+     lambda s, t: [_cmp("age_bands", s.n_age_bands, ">=", 2), _cmp("age_told", s.age_told, "==", 0)],
      "The asker's own question asks for an amount or a length of time that the top document gives by age (\"£71.70 "
      "for people aged under 25 and £90.50 for people aged 25 or over\"), and the asker has given no age: ask it. "
      "(Before the answer-type rule: neither band's value alone is the answer, yet the evidence holds it.)"),
     ("answer_type", "ABSTAIN",
      lambda s, t: [_cmp("answer_type_found", s.answer_type_found, "<", 1),
-                   _cmp("premise_supported", s.premise_supported, "==", 0)],
+                   _cmp("premise_supported", s.premise_supported, "==", 0),
+                   _cmp("age_bands", s.n_age_bands, "<", 2)],
      "The question asks for a value of a kind (date, amount, person, place) the evidence does not contain, or "
-     "asks how to do something no sentence says how to do. "
+     "asks how to do something no sentence says how to do. (Not an amount the evidence gives by age: the told "
+     "age picks it.) "
      "(Before the condition rules: a value the evidence does not hold cannot be given however the user's "
      "conditions are settled.)"),
     ("unknown_name", "ABSTAIN",
