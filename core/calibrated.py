@@ -37,6 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from core.gate.rules import OPERATORS
 from core.quantities import Quantity, extract, singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
@@ -401,7 +402,8 @@ class AgeBands:
     def value_for(self, age: float) -> str:
         """The value for an asker of ``age``: the one whose bounds hold it, the tightest where several do (84 is
         "80 or over" before "66 or over"), the unqualified one where none does; "" where that leaves none or two."""
-        holding = [(k, b) for k, b in enumerate(self.bounds) if b and all(_holds(age, q) for q in b)]
+        holding = [(k, b) for k, b in enumerate(self.bounds)
+                   if b and all(OPERATORS[q.relation](age, q.value) for q in b)]
         if holding:
             return self.values[max(holding, key=lambda kb: _tightness(kb[1], age))[0]]
         otherwise = [v for v, b in zip(self.values, self.bounds) if not b]
@@ -455,11 +457,6 @@ def _qualifying(values: Sequence[Quantity], ages: Sequence[Quantity]) -> tuple[t
             (edges[k - 1] if k else -math.inf, edges[k])
         out.append(tuple(a for a in ages if low < a.span[0] < high))
     return tuple(out)
-
-
-def _holds(age: float, bound: Quantity) -> bool:
-    return {"<": age < bound.value, "<=": age <= bound.value, ">": age > bound.value, ">=": age >= bound.value,
-            "==": age == bound.value}.get(bound.relation, False)
 
 
 def _tightness(bounds: Sequence[Quantity], age: float) -> float:
