@@ -476,3 +476,19 @@ def test_card_carries_the_question_and_a_digest_of_the_decision():
     out = action.card_html(Response("ANSWER", "The payment is £250 a year.", "extractive", "extractive"), a,
                            f'Is "x" {XSS_SCRIPT}?', "d1")
     assert 'data-question="Is &quot;x&quot; &lt;script&gt;alert(1)&lt;/script&gt;?"' in out and 'data-decision="d1"' in out
+
+
+def _render_reply_box(turn):
+    from components.dialogue import render_reply_box
+    render_reply_box(turn, lambda reply, question: None)
+
+
+@pytest.mark.parametrize("kind, yes_no", [("condition", True), ("which_one", False), ("age", False)])
+def test_a_clarification_answered_in_words_offers_no_yes_or_no(kind, yes_no):
+    """"How old are you?" and "Which one do you mean?" are answered in words; a condition is answered yes or no."""
+    from core.dialogue import Turn
+    trace = rich_trace()
+    turn = Turn(trace=trace, decision=decide(trace), action="ASK", question="How old are you?", kind=kind)
+    at = AppTest.from_function(_render_reply_box, kwargs={"turn": turn}).run()
+    keys = {b.key for b in at.button}
+    assert "aw_send" in keys and ("aw_yes" in keys) == yes_no and ("aw_no" in keys) == yes_no
