@@ -212,7 +212,8 @@ class AskAgent:
         """The amount turns on an age nobody has told: ask it, quoting the values by age."""
         p = _passage(trace, bands.passage_id)
         source = f" “{p.passage.title}” gives " if p else " The knowledge base gives "
-        question = (f"How old are you?{source}{' and '.join(bands.values)} by age "
+        values = f"{', '.join(bands.values[:-1])} and {bands.values[-1]}"
+        question = (f"How old are you?{source}{values} by age "
                     f"({', '.join(bands.ages)}): “{bands.text}”")
         citations = (_cite(p, bands.text),) if p else ()
         return Response("ASK", question, "age", "rules", citations, target="your age")

@@ -822,3 +822,13 @@ def test_real_an_amount_by_age_is_asked_then_answered_for_the_age_told(tmp_path_
     assert asked.text.startswith("How old are you?") and "£40 a month and £60 a month" in asked.text
     told = pipeline.analyze(make_query(question, scenario, [(asked.text, "I'm 20")]))
     assert decide(told).action == "ANSWER" and respond(told, decide(told)).answer == "£60 a month"
+
+
+def test_three_values_by_age_are_listed_in_the_question():
+    from core.agents import respond
+    from core.gate import decide
+    three = "The rate is £10 for people aged under 18, £20 for people aged 18 to 24 and £30 for people aged 25 or over."
+    asked = calibrated.with_probabilities(_for_amount("How much would I get?", three))
+    response = respond(asked, decide(asked))
+    assert response.action == "ASK" and "gives £10, £20 and £30 by age" in response.text
+    assert asked.signals.n_age_bands == 3
