@@ -435,7 +435,7 @@ def age_bands(trace: Trace) -> AgeBands | None:
         sentences = [s.text for s in retrieved.passage.sentences if not s.text.lstrip().startswith("#")] \
             or [retrieved.passage.text]
         for k in range(len(sentences)):
-            for text in (sentences[k], " ".join(sentences[k:k + 2])):
+            for text in (sentences[k],) + ((f"{sentences[k]} {sentences[k + 1]}",) if k + 1 < len(sentences) else ()):
                 found = extract(text)
                 values = [q for q in found if q.kind == kind]
                 ages = [q for q in found if q.kind == "age"]
