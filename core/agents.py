@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 from core import calibrated, models, nli, prompts
 from core import settings as settings_mod
 from core.abduction import nli_units
+from core.bands import AgeBands, age_bands
 from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
 from core.evidence import answer_value
@@ -109,8 +110,6 @@ class AnswerAgent:
                         answer=span or best.support_sentence, statement=best.support_sentence)
 
     def _extractive(self, trace: Trace) -> Response:
-        if (by_age := self._by_age(trace)) is not None:
-            return by_age
         kept = trace.kept_passages()
         choice = trace.answer
         passage = _passage(trace, choice.passage_id) if choice else None
@@ -126,19 +125,6 @@ class AnswerAgent:
         text = f"{lead}According to “{passage.passage.title}”: {choice.sentence}"
         return Response("ANSWER", text, "extractive", "extractive", (_cite(passage, choice.sentence),),
                         answer=answer or choice.sentence, statement=choice.sentence)
-
-    @staticmethod
-    def _by_age(trace: Trace) -> Response | None:
-        """The value the evidence gives for the age the asker told (``calibrated.age_bands``), quoting its sentence;
-        None where the evidence gives no amount by age or the age told picks none."""
-        bands = calibrated.age_bands(trace)
-        age = calibrated.told_age(trace.query)[1]
-        value = bands.value_for(age) if bands is not None and age is not None else ""
-        p = _passage(trace, bands.passage_id) if value else None
-        if p is None:
-            return None
-        return Response("ANSWER", f"{value}. According to “{p.passage.title}”: {bands.text}", "extractive",
-                        "extractive", (_cite(p, bands.text),), answer=value, statement=bands.text)
 
     def _best_sentence(self, trace: Trace, p: RetrievedPassage) -> str:
         premises = nli.premise_sentences(p.passage)
@@ -174,7 +160,8 @@ class AskAgent:
 
     def run(self, trace: Trace, decision: Decision, abduction: Abduction | None = None) -> Response:
         asked = [q for q, _ in trace.query.history]
-        if decision.rule == "value_by_age" and (bands := calibrated.age_bands(trace)) is not None:
+        if decision.rule == "value_by_age" and \
+                (bands := age_bands(trace.query, trace.claim.answer_type, trace.passages)) is not None:
             return self._age(trace, bands)
         options = self._options(trace, abduction) or (
             self._to_confirm(trace) if decision.rule == "condition_open" else [])
@@ -208,7 +195,7 @@ class AskAgent:
         return out
 
     @staticmethod
-    def _age(trace: Trace, bands: calibrated.AgeBands) -> Response:
+    def _age(trace: Trace, bands: AgeBands) -> Response:
         """The amount turns on an age nobody has told: ask it, quoting the values by age."""
         p = _passage(trace, bands.passage_id)
         source = f" “{p.passage.title}” gives " if p else " The knowledge base gives "

@@ -37,11 +37,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from core.gate.rules import OPERATORS
-from core.quantities import Quantity, extract, singular, without_ending
+from core.bands import age_bands, told_age
+from core.quantities import singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
-from core.types import Query, Trace
+from core.types import Trace
 from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, YES, all_required_met, conditions_apply, content_words,
                             follow_up_support, met_alternatives, read_without_nli)
 
@@ -383,107 +383,6 @@ def rivalled_names(trace: Trace) -> tuple[str, ...]:
                  if (asked := words(name)) not in said and any(rivals(asked, other) for other in said))
 
 
-# The quantity kind (``core.quantities``) of the value a question of each answer type asks for, where a rule text
-# may give it by the asker's age.
-AGE_BANDED = {"MONEY": "money", "RATE": "money", "DURATION": "duration"}
-AGE_ASKED = re.compile(r"\b(?:how old|age|aged|born)\b", re.I)  # a follow-up that asked it
-BORN = re.compile(r"\bborn\b", re.I)  # "I was born in 1961" gives an age too
-
-
-@dataclass(frozen=True)
-class AgeBands:
-    """Values of the asked kind that a passage gives for askers of different ages."""
-    passage_id: str
-    text: str  # the sentence, or two adjacent sentences, that give them
-    values: tuple[str, ...]  # "£71.70", "£90.50"
-    ages: tuple[str, ...]  # "under 25", "25 or over": the ages as the text bounds them
-    bounds: tuple[tuple[Quantity, ...], ...]  # per value, the age quantities that qualify it (none: any other age)
-
-    def value_for(self, age: float) -> str:
-        """The value for an asker of ``age``: the one whose bounds hold it, the tightest where several do (84 is
-        "80 or over" before "66 or over"), the unqualified one where none does; "" where that leaves none or two."""
-        holding = [(k, b) for k, b in enumerate(self.bounds)
-                   if b and all(OPERATORS[q.relation](age, q.value) for q in b)]
-        if holding:
-            return self.values[max(holding, key=lambda kb: _tightness(kb[1], age))[0]]
-        otherwise = [v for v, b in zip(self.values, self.bounds) if not b]
-        return otherwise[0] if len(otherwise) == 1 else ""
-
-
-def age_bands(trace: Trace) -> AgeBands | None:
-    """Where the asker's own question ("How much Jobseeker's Allowance would I get?": first person, or told with a
-    scenario) asks for an amount or a length of time, the first sentence of the top document's retrieved passages
-    that, alone or with the next, gives two values or more of that kind with an age bound ("The weekly rate is
-    £71.70 for people aged under 25 and £90.50 for people aged 25 or over."; "up to 13 weeks (or 17 weeks if
-    you're aged 60 or over)"), with its values and the ages that qualify each. Until the asker tells an age
-    (``told_age``) the amount turns on one nobody has told: the gate asks it rather than answer with one band's
-    value or refuse for want of a single one; once told, the answer is that age's value. Arithmetic on the
-    texts only (``core.quantities``), no model. Read on training data before the gate relied on it: with no age
-    told it holds for 2 of the 270 train-KB questions, both to be asked ("How far ahead can I claim Housing
-    Benefit?" while moving), and for 5 of the 2,330 ConditionalQA train questions, 3 of them with an answer that
-    turns on a condition (a quarter of them do); on no ShARC, ContractNLI or SQuAD training question. It does
-    not check that the values are of the thing asked: a savings limit asked of a page whose only banded amount
-    is the weekly rate is asked the age too."""
-    kind = AGE_BANDED.get(trace.claim.answer_type)
-    query = trace.query
-    if not kind or not trace.passages or not (FIRST_PERSON.search(query.question) or query.scenario.strip()):
-        return None
-    top = trace.passages[0].passage.doc_id
-    for retrieved in trace.passages[:3]:
-        if retrieved.passage.doc_id != top:
-            continue
-        sentences = [s.text for s in retrieved.passage.sentences if not s.text.lstrip().startswith("#")] \
-            or [retrieved.passage.text]
-        for k in range(len(sentences)):
-            for text in (sentences[k],) + ((f"{sentences[k]} {sentences[k + 1]}",) if k + 1 < len(sentences) else ()):
-                found = extract(text)
-                values = [q for q in found if q.kind == kind]
-                ages = [q for q in found if q.kind == "age"]
-                if len({round(q.value, 2) for q in values}) >= 2 and ages:
-                    return AgeBands(retrieved.passage.id, text, tuple(q.text for q in values),
-                                    tuple(dict.fromkeys(_age_bound(q) for q in ages)), _qualifying(values, ages))
-    return None
-
-
-def _qualifying(values: Sequence[Quantity], ages: Sequence[Quantity]) -> tuple[tuple[Quantity, ...], ...]:
-    """Per value, the ages that qualify it: those after it up to the next value where the text first gives a
-    value ("£71.70 for people aged under 25 and £90.50 for people aged 25 or over"), those before it back to
-    the previous value where it first gives an age ("aged 66 to 79 gets £200 … aged 80 or over gets £300")."""
-    after = values[0].span[0] < ages[0].span[0]
-    edges = [q.span[0] for q in values]
-    out = []
-    for k, value in enumerate(values):
-        low, high = (edges[k], edges[k + 1] if k + 1 < len(edges) else math.inf) if after else \
-            (edges[k - 1] if k else -math.inf, edges[k])
-        out.append(tuple(a for a in ages if low < a.span[0] < high))
-    return tuple(out)
-
-
-def _tightness(bounds: Sequence[Quantity], age: float) -> float:
-    """How closely a band's bounds fit an age (the smallest gap from the age to a bound: higher is tighter)."""
-    return -min(abs(age - b.value) for b in bounds)
-
-
-def told_age(query: Query) -> tuple[bool, float | None]:
-    """Whether the asker has told an age (the question, the scenario or a reply says one or a birth, or a
-    follow-up asked it), and the first one said where a number gives it ("I'm 23", "a 23-year-old", a bare
-    "70" replied to "How old are you?")."""
-    said = " ".join([query.question, query.scenario, *(reply for _, reply in query.history)])
-    ages = [q.value for q in extract(said) if q.kind == "age"] + [
-        q.value for asked, reply in query.history if AGE_ASKED.search(asked)
-        for q in extract(reply) if q.kind in ("number", "count")]
-    told = bool(ages) or bool(BORN.search(said)) or any(AGE_ASKED.search(asked) for asked, _ in query.history)
-    return told, (ages[0] if ages else None)
-
-
-AGE_BOUNDS = {"<": "under {}", "<=": "{} or under", ">": "over {}", ">=": "{} or over", "==": "{}"}
-
-
-def _age_bound(age: Quantity) -> str:
-    """An age as the text bounds it: "under 25", "25 or over"."""
-    return AGE_BOUNDS.get(age.relation, "{}").format(f"{age.value:g}")
-
-
 def unaddressed(trace: Trace, share: float = 0.5) -> int:
     """Conditions nothing the user said touches: no answered follow-up, scenario sentence or the question
     itself shares ``share`` of the condition's content words (a follow-up asked about it is a paraphrase)."""
@@ -814,7 +713,7 @@ def with_probabilities(trace: Trace, calibrators: Mapping[str, Calibrator] | Non
     calibrators = load() if calibrators is None else calibrators
     probs = {name: round(p, 6) for name, p in chained(values, calibrators).items() if name in PROBABILITIES}
     n_described = len(described(trace.query.question, trace.passages, trace.query.scenario))
-    bands = age_bands(trace)
+    bands = age_bands(trace.query, trace.claim.answer_type, trace.passages)
     signals = replace(trace.signals, n_referents=int(values["referents"]), follow_ups_answered=len(answered(trace)),
                       n_described=n_described, n_unknown_names=len(unknown_names(trace)),
                       n_rivalled_names=len(rivalled_names(trace)),

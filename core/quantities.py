@@ -534,6 +534,12 @@ class _Interval:
         return lo_ok and hi_ok
 
 
+def within_bound(value: float, bound: Quantity) -> bool:
+    """Whether ``value``, in the bound's units, lies where ``bound`` allows: 62 within "60 or over", 25 not
+    within "under 25"."""
+    return _Interval.of(value, "==").within(_Interval.of(bound.value, bound.relation))
+
+
 # Function words, and the words of amounts and durations themselves (they name no topic).
 _STOP = STOPWORDS | set("""least less need still around year years month months week weeks day days old age aged
 time since ago currently continuous continuously full hour hours hr hrs yr yrs wk wks per weekly monthly

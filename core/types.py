@@ -185,7 +185,7 @@ class Signals:
     # rival ("Maternity Allowance" answered from "Carer's Allowance is …"; ``core.calibrated.rivalled_names``)
     n_rivalled_names: int = 0
     # values of the asked amount or length of time that the top document gives for askers of different ages, to the
-    # asker's own question (``core.calibrated.age_bands``), and 1 once the asker has told an age (``told_age``)
+    # asker's own question (``core.bands.age_bands``), and 1 once the asker has told an age (``core.bands.told_age``)
     n_age_bands: int = 0
     age_told: int = 0
     # 1 when the claim is a statement to check (a contract's "Receiving Party shall …", a yes/no question not
