@@ -11,7 +11,8 @@ HELP = ("Each probability is a small logistic model over named features of this 
         "training data in ../shared/data/train (ShARC train trees, ContractNLI train, SQuAD train articles) "
         "and, for P(fact stated), the questions of train_kb/, so a threshold means the same on every knowledge "
         "base. P(condition open) and P(fact stated) are mixed with P(depends), whether the answer turns on "
-        "the asker's circumstances: their 'asks' column says how, and their features are those of the "
+        "the asker's circumstances, and P(fact stated) is multiplied by P(topic covered), a fact being stated "
+        "only where its topic is: their 'asks' column says how, and their features are those of the "
         "conditional part. The features listed pushed the log-odds up (+) or down (−); 'held-out AUROC' is "
         "how well the model separated its target on rule trees, contracts, articles or documents it was not "
         "fitted on (0.5 is chance).")

@@ -4,10 +4,11 @@ Each probability answers one question the gate asks, and means the same on every
 because it was fitted on several (``scripts/fit_signals.py``, on ``../shared/data/train`` only):
 
 - ``p_topic``: the knowledge base covers what the question is about;
-- ``p_fact``: the asked fact is stated in the evidence (given the topic is covered). A question whose
-  answer turns on the asker's circumstances is answered by the rule the evidence states, so it is
-  ``p_depends`` + (1 − ``p_depends``) × P(fact | it does not), the latter fitted on the articles and
-  contracts alone (held-out AUROC on ContractNLI 0.79 → 0.80 against one model over every domain);
+- ``p_fact``: the asked fact is stated in the evidence. A question whose answer turns on the asker's
+  circumstances is answered by the rule the evidence states, so it is ``p_depends`` + (1 − ``p_depends``)
+  × ``p_topic`` × P(fact | topic, it does not), the latter fitted on the articles and contracts alone
+  (held-out AUROC on ContractNLI 0.79 → 0.80 against one model over every domain) and only where the
+  topic is covered: a fact is stated only where its topic is (``Calibrator.within``);
 - ``p_open``: some condition the answer depends on is not established by what the user said. It is
   the product of two models: ``p_depends``, whether the answer turns on the asker's circumstances at
   all (a rule text about eligibility, not a fact stated in an article or a contract), fitted on every
@@ -633,6 +634,10 @@ class Calibrator:
     given: str = ""
     given_value: bool = True
     otherwise: float = 0.0
+    # A model fitted only where another calibrator's target holds (P(fact stated) on questions whose topic the
+    # knowledge base covers): that one's probability multiplies this one's before any ``given`` mixing, so the
+    # signal is the chance of both, not of the target on the rows it was fitted on (``chained``).
+    within: str = ""
 
     def contributions(self, values: Mapping[str, float]) -> dict[str, float]:
         """Each feature's push on the log-odds (positive raises the probability)."""
@@ -649,7 +654,7 @@ class Calibrator:
                 "intercept": self.intercept, "trained_on": self.trained_on,
                 "held_out_auroc": self.held_out_auroc or {},
                 **({"given": self.given, "given_value": self.given_value, "otherwise": self.otherwise}
-                   if self.given else {})}
+                   if self.given else {}), **({"within": self.within} if self.within else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Calibrator":
@@ -661,7 +666,7 @@ class Calibrator:
                    coef=tuple(map(float, data["coef"])), intercept=float(data["intercept"]),
                    trained_on=data.get("trained_on", ""), held_out_auroc=dict(data.get("held_out_auroc") or {}),
                    given=data.get("given", ""), given_value=bool(data.get("given_value", True)),
-                   otherwise=float(data.get("otherwise", 0.0)))
+                   otherwise=float(data.get("otherwise", 0.0)), within=data.get("within", ""))
 
 
 @lru_cache(maxsize=8)
@@ -676,18 +681,22 @@ def load(path: str | Path = DEFAULT_FILE) -> dict[str, Calibrator]:
 
 
 def chained(values: Mapping[str, float], calibrators: Mapping[str, Calibrator]) -> dict[str, float]:
-    """Every calibrator's probability; a conditional one mixed over what it is conditional on:
-    P = P(given) · P(target | given) + (1 − P(given)) · otherwise, or the same with the sides swapped."""
+    """Every calibrator's probability; one fitted within another's target multiplied by that one's probability
+    (P(fact stated) = P(topic covered) · P(fact stated | topic covered)), then a conditional one mixed over what
+    it is conditional on: P = P(given) · P(target | given) + (1 − P(given)) · otherwise, or the same with the
+    sides swapped."""
     out: dict[str, float] = {}
 
     def of(name: str, seen: tuple[str, ...] = ()) -> float:
         if name in seen:
             raise ValueError(f"calibrators {' -> '.join(seen + (name,))} are conditional on each other")
         if name not in calibrators:
-            raise ValueError(f"calibrator {seen[-1]!r} is conditional on {name!r}, which the file lacks")
+            raise ValueError(f"calibrator {seen[-1]!r} is conditional on or within {name!r}, which the file lacks")
         if name not in out:
             c = calibrators[name]
             p = c.probability(values)
+            if c.within:
+                p *= of(c.within, seen + (name,))
             if c.given:
                 on_side = of(c.given, seen + (name,))
                 on_side = on_side if c.given_value else 1.0 - on_side

@@ -54,6 +54,27 @@ def test_a_conditional_calibrator_is_multiplied_by_what_it_is_conditional_on():
     assert Calibrator.from_json(json.loads(json.dumps(fact_otherwise.to_json()))) == fact_otherwise
 
 
+def test_a_calibrator_fitted_within_another_target_gives_the_chance_of_both():
+    """P(fact stated) is fitted on questions whose topic is covered: shown and gated, it is P(topic) · P(fact | topic)
+    on the side where the answer does not turn on the asker, and 1 (the rule is the fact) on the other."""
+    depends, topic = _calibrator(name="p_depends", coef=(-1.0, 0.2)), _calibrator(name="p_topic", coef=(0.3, -0.4))
+    fact = _calibrator(name="p_fact", coef=(0.5, 0.5), given="p_depends", given_value=False, otherwise=1.0,
+                       within="p_topic", held_out_auroc={"kb": 0.8})
+    values = {"a": 1.0, "b": 3.0}
+    found = calibrated.chained(values, {"p_fact": fact, "p_depends": depends, "p_topic": topic})
+    d, t = depends.probability(values), topic.probability(values)
+    assert found["p_fact"] == pytest.approx(d + (1 - d) * t * fact.probability(values))
+    assert found["p_fact"] < calibrated.chained(values, {"p_fact": replace(fact, within=""), "p_depends": depends,
+                                                         "p_topic": topic})["p_fact"]
+    assert Calibrator.from_json(json.loads(json.dumps(fact.to_json()))) == fact
+    with pytest.raises(ValueError, match="within 'p_topic', which the file lacks"):
+        calibrated.chained(values, {"p_fact": fact, "p_depends": depends})
+
+
+def test_the_shipped_fact_calibrator_is_fitted_within_the_topic():
+    assert calibrated.load()["p_fact"].within == "p_topic"
+
+
 def test_a_conditional_calibrator_without_its_condition_or_in_a_loop_is_a_clear_error():
     with pytest.raises(ValueError, match="lacks"):
         calibrated.chained({"a": 1.0, "b": 1.0}, {"p_open": _calibrator(name="p_open", given="p_depends")})

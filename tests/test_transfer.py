@@ -29,9 +29,11 @@ CALIBRATED_ONLY = {**settings.defaults(), **{s.name: False for s in settings.SET
 
 
 def test_each_configuration_is_scored_on_each_set_with_recall_share_and_auroc():
-    run = _run([("ANSWER", {"p_topic": 0.9, "p_fact": 0.9}, True), ("ANSWER", {"p_topic": 0.8, "p_fact": 0.7}, False),
-                ("ASK", {"p_open": 0.9, "yes_no": 1}, True), ("ABSTAIN", {"p_topic": 0.1}, False),
-                ("ABSTAIN", {"p_fact": 0.2}, False), ("ASK", {"p_open": 0.4, "yes_no": 1}, True)])
+    # P(fact stated) holds P(topic covered) (``calibrated.chained``); P(open) holds P(it turns on the asker)
+    run = _run([("ANSWER", {"p_topic": 0.9, "p_fact": 0.81}, True), ("ANSWER", {"p_topic": 0.8, "p_fact": 0.56}, False),
+                ("ASK", {"p_depends": 1.0, "p_open": 0.9, "yes_no": 1}, True),
+                ("ABSTAIN", {"p_topic": 0.1, "p_fact": 0.1}, False), ("ABSTAIN", {"p_fact": 0.2}, False),
+                ("ASK", {"p_depends": 1.0, "p_open": 0.4, "yes_no": 1}, True)])
     rows = table_rows({"set A": run}, {"calibrated only": CALIBRATED_ONLY})
     assert len(rows) == 1
     r = rows[0]
@@ -39,8 +41,8 @@ def test_each_configuration_is_scored_on_each_set_with_recall_share_and_auroc():
     # the last ASK (P(open) 0.4) is answered: one hallucination of four unanswerable items
     assert r["answer_recall"] == 1.0 and r["ask_recall"] == 0.5 and r["abstain_recall"] == 1.0
     assert r["hallucination"] == 0.25 and r["ask_share"] == 1 / 6
-    # P(answer) = P(topic)·P(fact)·(1 − P(open)): 0.81 and 0.56 for the answerable items, 0.6 for the
-    # answered ASK, at most 0.2 for the rest: 7 of 8 pairs ranked right
+    # P(answer) (``answerable_score``): 0.81 and 0.56 for the answerable items, P(topic)·(1 − P(open)) = 0.6 for
+    # the answered ASK, at most 0.2 for the rest: 7 of 8 pairs ranked right
     assert r["auroc_answerable"] == 0.875
     assert r["auroc_answer_vs_ask"] is not None  # items with a scenario: one ANSWER, two ASK
     text = format_table(rows)

@@ -11,7 +11,8 @@ labels of ``core.evaluation.training``'s sets:
   decides it), 0 for ABSTAIN (SQuAD's unanswerable questions and entity swaps, ContractNLI's
   NotMentioned, the train KB's questions whose topic is there and fact not) — fitted on SQuAD,
   ContractNLI and the train KB, for questions whose answer does not turn on the asker (a rule
-  question's fact is its rule: 1 on the other side of p_depends);
+  question's fact is its rule: 1 on the other side of p_depends); fitted on topic-present rows, it is
+  shown and gated times p_topic (``within``);
 - p_depends: among answerable items, 1 for a question against a rule text about the asker's
   eligibility (ShARC), 0 for one about what an article or a contract states (SQuAD, ContractNLI);
 - p_open: among answerable ShARC items, 1 for ASK (a condition is open), 0 for ANSWER — conditional
@@ -89,6 +90,7 @@ class Spec:
     given: str = ""  # the calibrator this one is conditional on (``Calibrator.given``)
     given_value: bool = True  # the side of it this one covers
     otherwise: float = 0.0  # the probability on the other side
+    within: str = ""  # the calibrator whose target this one's rows presuppose (``Calibrator.within``)
 
 
 SPECS = (
@@ -96,11 +98,13 @@ SPECS = (
          ("dense_top_said", "bm25_top_raw", "coverage", "title_overlap", "best_sentence_overlap", "kg_matched",
           "question_terms", "names_found", "has_names"), _topic),
     Spec("p_fact", "If the answer does not turn on the asker's circumstances, is the asked fact stated in the "
-                   "evidence? (shown and gated: 1 on the other side of p_depends, a rule question's fact being its rule)",
+                   "evidence? (fitted where the topic is covered; shown and gated: × p_topic, and 1 on the other side "
+                   "of p_depends, a rule question's fact being its rule)",
          ("sufficiency", "entailment_max", "contradiction_max", "neutral_min", "personal", "decided_statement",
           "entailed_statement", "decided_question", "evidence_coverage",
           "evidence_overlap", "answer_type_found", "asked_found", "yes_no_claim", "best_sentence_overlap", "dense_top",
-          "dense_question", "premise_supported"), _fact, ("contractnli", "squad", "kb"), given="p_depends", given_value=False, otherwise=1.0),
+          "dense_question", "premise_supported"), _fact, ("contractnli", "squad", "kb"), given="p_depends", given_value=False, otherwise=1.0,
+         within="p_topic"),
     Spec("p_depends", "Does the answer turn on the asker's circumstances (a rule, not a stated fact)?",
          ("personal", "yes_no_claim", "condition_markers", "n_conditions", "scenario_words", "history_turns",
           "unasked", "markers_unanswered"), _depends),
@@ -223,7 +227,7 @@ def fit_spec(spec: Spec, runs, folds: int = 5, seed: int = 0) -> Calibrator:
                       trained_on=f"{' and '.join(sorted({SOURCES[d] for d in set(domains)}))} "
                                  f"({counts} rows; domains weighted equally)",
                       held_out_auroc=held_out, given=spec.given, given_value=spec.given_value,
-                      otherwise=spec.otherwise)
+                      otherwise=spec.otherwise, within=spec.within)
 
 
 def fit_all(runs, folds: int = 5) -> list[Calibrator]:

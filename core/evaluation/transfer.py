@@ -73,8 +73,14 @@ def predict(run: RunResult, values: Mapping[str, Any]) -> tuple[np.ndarray, np.n
 
 
 def answerable_score(table) -> np.ndarray:
-    """P(answer) from the calibrated signals: on topic, the fact stated, no condition open."""
-    return table.column("p_topic") * table.column("p_fact") * (1.0 - table.column("p_open"))
+    """P(answer) from the calibrated signals. A question that turns on the asker's circumstances (``p_depends``)
+    is answerable where its topic is covered and no condition is open, any other where its fact is stated, which
+    presupposes the topic: with ``p_open`` = p_depends · P(open | it turns on them) and ``p_fact`` = p_depends +
+    (1 − p_depends) · p_topic · P(fact | topic, it does not) (``core.calibrated.chained``), that is p_topic ·
+    (p_depends − p_open) + (p_fact − p_depends)."""
+    depends = table.column("p_depends")
+    score = table.column("p_topic") * (depends - table.column("p_open")) + table.column("p_fact") - depends
+    return np.clip(score, 0.0, 1.0)
 
 
 def cell(run: RunResult, values: Mapping[str, Any], replicates: int = 0) -> Cell:
