@@ -135,6 +135,21 @@ def test_calibrated_panel_says_what_the_question_asks_beyond_its_topic_and_how_m
     assert "says 100% of it" in " ".join(c.value for c in at.caption)
 
 
+def test_calibrated_rows_show_how_a_chained_probability_is_composed():
+    """The shipped calibrators on a trace whose probabilities they computed: P(fact stated) is the share of
+    questions its model covers times P(topic covered) times its own probability, plus the rest at 1; the
+    composition adds up to the probability shown, and a model alone shows none."""
+    from components.calibrated import calibrated_rows
+    from core import calibrated
+    trace = calibrated.with_probabilities(rich_trace())
+    rows = {r["signal"]: r for r in calibrated_rows(trace)}
+    fact = rows["p_fact"]["composed as"]
+    assert fact.startswith("(1 − p_depends) ") and "× (p_topic " in fact and fact.endswith(" × 1")
+    share, topic, own, rest = (float(x) for x in re.findall(r"\d\.\d\d", fact))
+    assert share * topic * own + rest == pytest.approx(rows["p_fact"]["probability"], abs=0.01)
+    assert rows["p_open"]["composed as"].startswith("p_depends ") and rows["p_topic"]["composed as"] == ""
+
+
 # --- signals chart and gate trace -------------------------------------------------------------
 
 def test_signal_rows_colour_by_side_and_carry_thresholds():
