@@ -4,8 +4,9 @@ A guide often states an amount or a length of time once per age band ("The weekl
 under 25 and £90.50 for people aged 25 or over."). Until the asker tells an age, the amount turns on something
 nobody has said: the gate asks it (rule ``value_by_age``, reading ``Signals.n_age_bands`` and ``age_told``)
 rather than answer with one band's value or refuse for want of a single one. Once an age is told, the analysis's
-answer (``Trace.answer``, chosen by ``core.pipeline``'s answer stage) is that age's value, citing its sentence, so
-the UI, the CLI and batch evaluation give the same one. Arithmetic on the texts only (``core.quantities``), no model.
+answer (``Trace.answer``, chosen by ``core.pipeline``'s answer stage over the evidence's) is that age's value,
+citing its sentence, so the UI, the CLI and batch evaluation give the same one. Arithmetic on the texts only
+(``core.quantities``), no model.
 """
 from __future__ import annotations
 

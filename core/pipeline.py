@@ -208,16 +208,20 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
     return NliResult(tuple(results), fallback, _pair_contradiction(best_texts[:3]))
 
 
-def _answer(kb: KnowledgeBase, retrieval, claim, nli: NliResult, query: Query,
-            settings: Mapping[str, Any]) -> AnswerChoice | None:
-    """What an extractive ANSWER gives and cites: the value for the age the asker told where the evidence gives
-    the amount by age (``core.bands``), else the evidence's answer to the question (``choose_answer``)."""
-    by_age = answer_by_age(query, claim[0].answer_type, retrieval[0])
-    if by_age is not None:
-        return by_age
+def _evidence_answer(kb: KnowledgeBase, retrieval, claim, nli: NliResult, question: str,
+                     settings: Mapping[str, Any]) -> AnswerChoice | None:
+    """The evidence's answer to the question (``choose_answer``): read by the question alone, so a reply in
+    the dialogue does not choose it again."""
     openings = {doc: opening for doc in {p.passage.doc_id for p in retrieval[0]}
                 if (opening := kb.opening(doc)) is not None}
-    return choose_answer(query.question, claim[0].answer_type, retrieval[0], nli.nli, openings)
+    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli, openings)
+
+
+def _answer(query: Query, retrieval, claim, evidence_answer: AnswerChoice | None,
+            settings: Mapping[str, Any]) -> AnswerChoice | None:
+    """What an extractive ANSWER gives and cites: the value for the age the asker told where the evidence gives
+    the amount by age (``core.bands``), else the evidence's answer."""
+    return answer_by_age(query, claim[0].answer_type, retrieval[0]) or evidence_answer
 
 
 def _variables(kb: KnowledgeBase, query: Query, retrieval, claim, nli: NliResult,
@@ -293,7 +297,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("question_features", ("question", "has_context"), (), _question_features),
     Stage("claim", ("question", "claim_generator"), (), _claim),
     Stage("nli", ("retrieval", "claim"), _reads("nli"), _nli),
-    Stage("answer", ("kb", "retrieval", "claim", "nli", "query"), (), _answer),
+    Stage("evidence_answer", ("kb", "retrieval", "claim", "nli", "question"), (), _evidence_answer),
+    Stage("answer", ("query", "retrieval", "claim", "evidence_answer"), (), _answer),
     Stage("variables", ("kb", "query", "retrieval", "claim", "nli"), _reads("variables"), _variables),
     Stage("kg", ("kb", "question", "retrieval", "nli", "variables"), _reads("kg"), _kg),
     Stage("signals", ("kb", "retrieval", "evidence", "question_features", "claim", "nli", "answer", "variables", "kg"),

@@ -194,7 +194,8 @@ def test_real_ask_each_condition_then_answer_yes_without_rerunning_retrieval_or_
     nli_calls = recording.calls["nli"]
     d = d.answer("Yes")
     assert [question] not in recording.embedded[seen:], "retrieval embedded the question again"
-    assert d.trace.timings["retrieval"] == d.trace.timings["nli"] == d.trace.timings["evidence"] == 0.0, d.trace.timings
+    assert d.trace.timings["retrieval"] == d.trace.timings["nli"] == d.trace.timings["evidence"] == \
+        d.trace.timings["evidence_answer"] == 0.0, d.trace.timings
     assert d.trace.passages == d.turns[0].trace.passages and d.trace.nli == d.turns[0].trace.nli
     assert recording.calls["nli"] - nli_calls <= 1, "only the variables stage may call NLI (one batch)"
     while d.action == "ASK" and len(d.turns) <= open_at_start:
