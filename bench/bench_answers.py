@@ -137,20 +137,24 @@ def sample_kb(show: int) -> None:
           f"{sum(contained) / n:.3f}")
 
 
+def _span_answer(item) -> bool:
+    """A gold ANSWER whose answer is a span of text, not Yes or No."""
+    return item.action == "ANSWER" and bool(item.answers) and item.answers[0].strip().lower() not in ("yes", "no")
+
+
 def pipeline_sets() -> None:
     from core.evaluation import BatchRunner
     from core.evaluation.training import training_sets
     from core.evaluation.transfer import report_sets
 
-    sets = {**{f"{name} (TRAINING)": ds for name, ds in training_sets().items() if name in ("squad", "kb")},
-            **{f"{name} (REPORT)": ds for name, ds in report_sets().items()
-               if name in ("SQuAD held-out", "sample KB", "sample KB blind", "sample KB blind 2")}}
+    sets = {**{f"{name} (TRAINING)": ds for name, ds in training_sets().items()},
+            **{f"{name} (REPORT)": ds for name, ds in report_sets().items()}}
     for name, dataset in sets.items():
+        if not any(map(_span_answer, dataset.items)):
+            continue  # yes/no answers only (ShARC, ContractNLI): no value to extract
         run = BatchRunner(None).run(dataset)
         typed = [(item.answers, trace.answer.value if trace.answer else "")
-                 for item, trace in zip(run.items, run.traces)
-                 if item.action == "ANSWER" and item.answers and trace.claim.answer_type
-                 and item.answers[0].strip().lower() not in ("yes", "no")]
+                 for item, trace in zip(run.items, run.traces) if _span_answer(item) and trace.claim.answer_type]
         scores = answer_metrics([golds for golds, _ in typed], [value for _, value in typed])
         print(f"PIPELINE ANSWERS, {name}: {scores['n']} typed gold answers  EM {scores['exact_match'] or 0:.3f}  "
               f"F1 {scores['f1'] or 0:.3f}")
