@@ -420,6 +420,19 @@ def test_real_the_dense_match_is_read_apart_for_a_wh_question(sample_pipeline):
     assert polar["yes_no_claim"] == 1.0 and polar["dense_question"] == 0.0 < polar["dense_top"]
 
 
+def test_real_the_dense_match_counts_once_more_where_a_value_of_the_asked_type_was_found(sample_pipeline):
+    """A passage close to a wh-question states its answer more often when it holds a value of the asked type; a
+    close passage without one is a passage on the topic, not one stating the fact."""
+    from core.pipeline import make_query
+    trace = sample_pipeline.analyze(make_query("When did the Harlow Bridge open to traffic?"))
+    typed = calibrated.features(trace)
+    assert typed["answer_type_found"] == 1.0 and typed["typed_question"] == typed["dense_question"] > 0.5
+    untyped = calibrated.features(replace(trace, signals=replace(trace.signals, answer_type_found=0.0)))
+    assert untyped["typed_question"] == 0.0 < untyped["dense_question"]
+    polar = calibrated.features(sample_pipeline.analyze(make_query("Can I get the Winter Fuel Payment?")))
+    assert polar["typed_question"] == 0.0
+
+
 def test_an_unclear_list_with_one_item_met_and_another_not_is_decided():
     met, failed, open_ = (("a", "established", "unclear"), ("b", "contradicted", "unclear"), ("c", "missing", "unclear"))
     assert calibrated.features(_with_conditions(met, failed, open_))["unclear_decided"] == 1.0

@@ -103,7 +103,7 @@ SPECS = (
          ("sufficiency", "entailment_max", "contradiction_max", "neutral_min", "personal", "decided_statement",
           "entailed_statement", "decided_question", "evidence_coverage",
           "evidence_overlap", "answer_type_found", "asked_found", "yes_no_claim", "best_sentence_overlap", "dense_top",
-          "dense_question", "premise_supported"), _fact, ("contractnli", "squad", "kb"), given="p_depends", given_value=False, otherwise=1.0,
+          "dense_question", "typed_question", "premise_supported"), _fact, ("contractnli", "squad", "kb"), given="p_depends", given_value=False, otherwise=1.0,
          within="p_topic"),
     Spec("p_depends", "Does the answer turn on the asker's circumstances (a rule, not a stated fact)?",
          ("personal", "yes_no_claim", "condition_markers", "n_conditions", "scenario_words", "history_turns",
