@@ -486,6 +486,7 @@ def features(trace: Trace) -> dict[str, float]:
     bearing = personal * float(conditions_apply(trace.query.question, same_document))
     neutral_min = min((n.verdict.neutral for n in kept), default=1.0)
     entailment_max = max((n.claim.entailment for n in kept), default=0.0)
+    dense_question = (1.0 - yes_no) * s.dense_top
     q_names = _names(trace.query.question)
     top_words = {w.lower() for p in passages[:3] for w in re.findall(r"[A-Za-z][\w'-]*", p.passage.text)}
     markers = len(CONDITION_MARKER.findall(top.passage.text)) if top else 0
@@ -535,11 +536,11 @@ def features(trace: Trace) -> dict[str, float]:
         # same standard hypotheses are asked of every contract, so a close match says little there (SQuAD
         # train raw AUROC 0.81 against 0.63 on ContractNLI train; cross-fitted training objective
         # 0.7592 -> 0.7631, every fold draw up)
-        "dense_question": (1.0 - yes_no) * s.dense_top,
+        "dense_question": dense_question,
         # The same closeness once more where a sentence about the asked entity gives a value of the asked type: a
         # passage close to "How tall is …?" that gives no height is on the topic without stating the fact
         # (held-out AUROC SQuAD train 0.615 -> 0.650, train KB 0.887 -> 0.898; docs/methods.md)
-        "typed_question": (1.0 - yes_no) * s.dense_top * s.answer_type_found,
+        "typed_question": dense_question * s.answer_type_found,
         "evidence_coverage": s.evidence_coverage,
         "evidence_overlap": max((_overlap(q_terms, t) for t in evidence_texts), default=0.0),
         "answer_type_found": s.answer_type_found,
