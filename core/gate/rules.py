@@ -88,10 +88,12 @@ RULES: tuple[Rule, ...] = (
     ("score_gap", "ABSTAIN",
      lambda s, t: [_cmp("confidence", s.confidence, "<", t["gap_conf_max"]),
                    _cmp("score_gap", s.score_gap, "<", t["gap_min"]),
-                   _cmp("has_scenario", s.has_scenario, "==", 0)],
+                   _cmp("has_scenario", s.has_scenario, "==", 0),
+                   _cmp("statement", s.statement, "==", 0)],
      "Weak retrieval with no clear best passage: an uncertain match. (Not for a question told with a scenario: "
      "\"Is that allowed?\" matches nothing by its own words, and P(topic covered) reads retrieval with the "
-     "scenario.)"),
+     "scenario. Nor for a statement to check: a contract's clauses all match \"Receiving Party shall not …\" "
+     "alike, and whether a sentence settles it is P(fact stated)'s call at its statement bar.)"),
     ("kg_empty", "ABSTAIN",
      lambda s, t: [_cmp("kg_matched", s.kg_matched, "==", 0)],
      "No entity of the question is in the knowledge graph: the topic is unrecoverable."),
