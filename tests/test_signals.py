@@ -64,6 +64,23 @@ def test_how_many_asks_for_a_count_it_is_not_a_vague_quantity(question, vague):
     assert heuristics(question)["vague_quantifier"] == vague
 
 
+@pytest.mark.parametrize("question, vague", [
+    # SQuAD and train KB questions the ambiguity rule asked, each wrongly: the vague word says how many of a thing
+    # the question names, or its own phrase says what it is
+    ("What mechanic allows two buttons to serve many functions?", 0.0),
+    ("What blocked many of the area's rivers?", 0.0),
+    ("To prevent high water pressures at lower elevations what were built on many of the city's buildings?", 0.0),
+    ("where do i apply if housing benefit is the only thing i'm claiming?", 0.0),
+    ("Can some of my benefit stop?", 0.0),
+    # a vague word that stands for what is asked about still is one
+    ("Tell me about stuff", 0.5),
+    ("Can I claim for several things?", 0.5),
+    ("Are certain people exempt?", 0.5),
+])
+def test_a_vague_word_its_phrase_names_or_restricts_refers_to_nothing_vague(question, vague):
+    assert heuristics(question)["vague_quantifier"] == vague
+
+
 @pytest.mark.parametrize("question, compares", [
     ("Which one is bigger?", 1.0),
     ("Is it cheaper?", 1.0),
