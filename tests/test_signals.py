@@ -77,7 +77,7 @@ def test_how_many_asks_for_a_count_it_is_not_a_vague_quantity(question, vague):
     ("Can I claim for several things?", 0.5),
     ("Are certain people exempt?", 0.5),
 ])
-def test_a_vague_word_its_phrase_names_or_restricts_refers_to_nothing_vague(question, vague):
+def test_a_quantity_of_a_named_thing_or_a_restricted_vague_word_is_not_vague(question, vague):
     assert heuristics(question)["vague_quantifier"] == vague
 
 
