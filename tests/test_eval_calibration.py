@@ -33,7 +33,15 @@ def random_signals(rng: np.random.Generator, n: int):
             n_contradicted=int(rng.integers(0, 2)), condition_outcome=str(rng.choice(OUTCOMES)),
             kg_matched=int(rng.integers(0, 3)), kg_has_var=float(rng.random() < 0.3),
             evidence_coverage=float(rng.random()), premise_supported=float(rng.random() < 0.3),
-            ambiguity_heuristics={"short_query": float(rng.random() < 0.2), "dangling_pronoun": float(rng.random())}))
+            ambiguity_heuristics={"short_query": float(rng.random() < 0.2), "dangling_pronoun": float(rng.random())},
+            p_topic=float(rng.random()), p_fact=float(rng.random()), p_open=float(rng.random()),
+            p_met=float(rng.random()), p_depends=float(rng.random()), n_conditions=int(rng.integers(0, 3)),
+            n_referents=int(rng.integers(1, 4)), n_described=int(rng.integers(0, 3)),
+            n_unknown_names=int(rng.random() < 0.1), n_rivalled_names=int(rng.random() < 0.1),
+            n_age_bands=int(rng.choice([0, 0, 2])), age_told=int(rng.random() < 0.5),
+            statement=int(rng.random() < 0.3), yes_no=int(rng.random() < 0.5),
+            follow_ups_answered=int(rng.integers(0, 2)), has_scenario=int(rng.random() < 0.4),
+            conditions_met=int(rng.random() < 0.2)))
     return out
 
 
@@ -53,6 +61,11 @@ def test_every_gate_rule_compiles_to_numpy():
     low = dict((switch, comps) for switch, _, comps in compiled)["rule_low_retrieval"]
     assert [(op, t) for _, op, t in low] == [("<", "conf_min"), ("<", "coverage_min")]
     assert (low[0][0] == table.columns["confidence"]).all()
+    # a statement to check is held to its own bar: the fact rule's threshold source differs by row
+    (_, _, bar), = dict((switch, comps) for switch, _, comps in compiled)["rule_fact_absent"]
+    assert set(bar.sources) == {"fact_min", "statement_fact_min"}
+    assert [bar.sources[k] for k in bar.index] == [
+        "statement_fact_min" if s.statement else "fact_min" for s in table.signals]
 
 
 def test_regate_equals_decide_item_by_item():

@@ -61,8 +61,10 @@ class SignalTable:
         sub = SignalTable({k: v[idx] for k, v in self.columns.items()}, self.outcome[idx],
                           self.has_passages[idx], tuple(self.signals[i] for i in idx))
         if "compiled" in self.__dict__ and self.compiled is not None:  # slice it rather than recompile
-            sub.__dict__["compiled"] = tuple((switch, code, tuple((v[idx], op, t) for v, op, t in comparisons))
-                                             for switch, code, comparisons in self.compiled)
+            sub.__dict__["compiled"] = tuple(
+                (switch, code, tuple((v[idx], op, t.take(idx) if isinstance(t, RowThresholds) else t)
+                                     for v, op, t in comparisons))
+                for switch, code, comparisons in self.compiled)
         return sub
 
     @cached_property
@@ -138,7 +140,22 @@ _CODE = {a: i for i, a in enumerate(ACTIONS)}
 _OPS = {"<": np.less, ">": np.greater, ">=": np.greater_equal, "<=": np.less_equal, "==": np.equal}
 _MARK = 1e12  # thresholds are looked up as _MARK + k, so each comparison shows which setting it reads
 
-# A rule compiled over a table: (switch name, action code, ((values, op, setting name or literal), ...)).
+@dataclass(frozen=True)
+class RowThresholds:
+    """A comparison whose threshold source differs between rows (a statement to check is held to
+    ``statement_fact_min``, a question to ``fact_min``): each row's index into ``sources``."""
+    sources: tuple[Any, ...]  # setting names or literals
+    index: np.ndarray
+
+    def take(self, idx: np.ndarray) -> "RowThresholds":
+        return RowThresholds(self.sources, self.index[idx])
+
+    def values(self, values: Mapping[str, Any]) -> np.ndarray:
+        return np.array([values[s] if isinstance(s, str) else s for s in self.sources], dtype=float)[self.index]
+
+
+# A rule compiled over a table: (switch name, action code, ((values, op, threshold source), ...)), the
+# threshold source a setting name, a literal or a RowThresholds.
 CompiledRule = tuple[str, int, tuple[tuple[np.ndarray, str, Any], ...]]
 
 
@@ -147,25 +164,39 @@ def compile_rules(table: SignalTable) -> tuple[CompiledRule, ...] | None:
     values, operator and threshold source. A comparison's value depends only on the signals, so
     any configuration is then gated with numpy alone, by the very rules in ``core.gate`` (a new
     or reordered rule needs no change here). None if a rule does something this cannot replay
-    (arithmetic on a threshold, comparisons that differ between rows): ``regate`` then loops."""
+    (arithmetic on a threshold, operators or numbers of comparisons that differ between rows):
+    ``regate`` then loops."""
     names = list(settings_mod.BY_NAME)
     marked = {name: _MARK + k for k, name in enumerate(names)}
+
+    def source(threshold: float) -> Any:
+        if threshold < _MARK / 10:
+            return threshold
+        k = threshold - _MARK
+        return names[int(k)] if k == int(k) and 0 <= k < len(names) else None
+
     compiled = []
     for rule, action, compare, _ in RULES:
         rows = [compare(s, marked) for s in table.signals]
-        shapes = {tuple((c.op, c.threshold) for c in row) for row in rows}
-        if len(shapes) > 1:
+        if len({tuple(c.op for c in row) for row in rows}) > 1:
             return None
         comparisons = []
-        for j, (op, threshold) in enumerate(next(iter(shapes), ())):
-            if threshold >= _MARK / 10:
-                k = threshold - _MARK
-                if k != int(k) or not 0 <= k < len(names):
-                    return None
-                threshold = names[int(k)]
-            comparisons.append((np.array([row[j].value for row in rows], dtype=float), op, threshold))
+        for j in range(len(rows[0]) if rows else 0):
+            sources = [source(row[j].threshold) for row in rows]
+            if None in sources:
+                return None
+            distinct = tuple(dict.fromkeys(sources))
+            threshold = distinct[0] if len(distinct) == 1 else RowThresholds(
+                distinct, np.array([distinct.index(s) for s in sources], dtype=np.int64))
+            comparisons.append((np.array([row[j].value for row in rows], dtype=float), rows[0][j].op, threshold))
         compiled.append((f"rule_{rule}", _CODE[action], tuple(comparisons)))
     return tuple(compiled)
+
+
+def _threshold(source: Any, values: Mapping[str, Any]) -> Any:
+    if isinstance(source, RowThresholds):
+        return source.values(values)
+    return values[source] if isinstance(source, str) else source
 
 
 def regate(table: SignalTable, values: Mapping[str, Any] | None = None) -> Gated:
@@ -191,7 +222,7 @@ def gate_table(table: SignalTable, values: Mapping[str, Any]) -> Gated:
             continue
         fires = open_.copy()
         for signal_values, op, threshold in comparisons:
-            fires &= _OPS[op](signal_values, values[threshold] if isinstance(threshold, str) else threshold)
+            fires &= _OPS[op](signal_values, _threshold(threshold, values))
         codes[fires] = code
         rule_index[fires] = k
         open_ &= ~fires
