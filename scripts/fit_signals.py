@@ -157,9 +157,15 @@ def unused_as_declared(values: dict, declared: dict, tables) -> dict:
     """``values`` with every rule that decides no training item switched off (a threshold at the end of its
     range keeps a rule "on" that can never fire), and every threshold that only switched-off rules read put
     back to its declared value: a search moves those freely (they change nothing on the training data),
-    and a slider should not show such a move."""
+    and a slider should not show such a move. A rule declared on whose settings the search left as declared
+    stays on: the training data holds no case of it (no question there names a thing several documents
+    describe), which is no evidence against it."""
     decided = set().union(*(set(gate_table(table, values).rules) for table, _ in tables.values()))
-    values = {k: (v and (k[5:] in decided or k in FIXED) if k.startswith("rule_") and k in GATE_SETTINGS else v)
+
+    def as_declared(rule: str) -> bool:
+        return declared[f"rule_{rule}"] and all(values[n] == declared[n] for n in SETTINGS_BY_RULE[rule])
+    values = {k: (v and (k[5:] in decided or k in FIXED or as_declared(k[5:]))
+                  if k.startswith("rule_") and k in GATE_SETTINGS else v)
               for k, v in values.items()}
     used = set().union(*(names for rule, names in SETTINGS_BY_RULE.items() if values[f"rule_{rule}"]))
     return {k: (v if k.startswith("rule_") or k in used or k not in GATE_SETTINGS else declared[k])
@@ -266,11 +272,10 @@ def main() -> None:
     parser.add_argument("--restarts", type=int, default=3)
     searching = parser.add_mutually_exclusive_group()
     searching.add_argument("--space", action="append", choices=tuple(SPACES), dest="spaces",
-                        help="search only this space for the defaults (repeatable; default: every space; "
-                             "'every gate setting' takes the longest)")
+                        help="search only this space for the defaults (repeatable; default: every space)")
     searching.add_argument("--no-search", action="store_true",
                         help="keep the declared defaults unsearched: fit the calibrators and the learned gate only "
-                             "(the searches take hours on two cores)")
+                             "(the whole script, every space searched, takes about 11 minutes on two cores)")
     parser.add_argument("--keep-calibrators", action="store_true",
                         help="with --write, leave models/signals.json as it is (the learned gate and the "
                              "thresholds are fitted on cross-fitted probabilities either way)")

@@ -51,6 +51,8 @@ def test_a_rule_that_decides_nothing_is_shown_off_with_its_declared_threshold(fi
     assert shown["gap_min"] == declared["gap_min"]
     assert shown["topic_min"] == 0.5 and shown["rule_topic_absent"] is True  # it decides the absent items
     assert shown["rule_conditions_failed"] == declared["rule_conditions_failed"]  # fixed, whatever it decides
+    # declared on, its setting untouched, and no planted question names a thing several documents describe
+    assert shown["rule_described_referents"] is True
 
 
 def test_within_domain_codes_score_each_group_by_a_gate_fitted_without_it(fit_signals):
