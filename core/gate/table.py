@@ -140,7 +140,7 @@ _CODE = {a: i for i, a in enumerate(ACTIONS)}
 _OPS = {"<": np.less, ">": np.greater, ">=": np.greater_equal, "<=": np.less_equal, "==": np.equal}
 _MARK = 1e12  # thresholds are looked up as _MARK + k, so each comparison shows which setting it reads
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RowThresholds:
     """A comparison whose threshold source differs between rows (a statement to check is held to
     ``statement_fact_min``, a question to ``fact_min``): each row's index into ``sources``."""
@@ -150,7 +150,8 @@ class RowThresholds:
     def take(self, idx: np.ndarray) -> "RowThresholds":
         return RowThresholds(self.sources, self.index[idx])
 
-    def values(self, values: Mapping[str, Any]) -> np.ndarray:
+    def thresholds(self, values: Mapping[str, Any]) -> np.ndarray:
+        """Each row's threshold under ``values``."""
         return np.array([values[s] if isinstance(s, str) else s for s in self.sources], dtype=float)[self.index]
 
 
@@ -195,7 +196,7 @@ def compile_rules(table: SignalTable) -> tuple[CompiledRule, ...] | None:
 
 def _threshold(source: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(source, RowThresholds):
-        return source.values(values)
+        return source.thresholds(values)
     return values[source] if isinstance(source, str) else source
 
 
