@@ -152,7 +152,7 @@ class RowThresholds:
 
     def thresholds(self, values: Mapping[str, Any]) -> np.ndarray:
         """Each row's threshold under ``values``."""
-        return np.array([values[s] if isinstance(s, str) else s for s in self.sources], dtype=float)[self.index]
+        return np.array([_threshold(s, values) for s in self.sources], dtype=float)[self.index]
 
 
 # A rule compiled over a table: (switch name, action code, ((values, op, threshold source), ...)), the
@@ -195,6 +195,7 @@ def compile_rules(table: SignalTable) -> tuple[CompiledRule, ...] | None:
 
 
 def _threshold(source: Any, values: Mapping[str, Any]) -> Any:
+    """A comparison's threshold under ``values``: a setting's value, a literal, or each row's (``RowThresholds``)."""
     if isinstance(source, RowThresholds):
         return source.thresholds(values)
     return values[source] if isinstance(source, str) else source
