@@ -38,7 +38,7 @@ from core.gate.learned import sigmoid
 from core.types import Trace
 
 Target = Callable[[LabelledItem], "int | None"]
-# The domains the calibrators are fitted on: each weighs the same, so the 330 questions of ``train_kb``
+# The domains the calibrators are fitted on: each weighs the same, so the 385 questions of ``train_kb``
 # would count as much as 1,735 ShARC utterances; they inform the choice of the gate's defaults instead,
 # and P(fact stated), which without them never saw a question asked of a knowledge base in a user's words
 # rather than a dataset's (train KB fact questions: held-out AUROC 0.69 out of domain, 0.86 fitted on them
