@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import wiring
 from components.common import md
-from core import models
+from core import models, settings
 from core.gate import decide
 from core.service import Workbench
 from tests.conftest import ROOT
@@ -446,6 +446,19 @@ def test_the_graph_panel_shows_pathscore_with_its_path_matches_and_vars():
     empty = dataclasses.replace(sub, nodes=(), edges=(), matched=(), path=(), path_score=0.0, n_matched=0)
     at = AppTest.from_function(_render_subgraph, kwargs={"subgraph": empty}).run()
     assert not at.get("iframe") and "kg_matched = 0" in at.info[0].value
+
+
+def test_the_settings_keep_their_values_from_inspect_straight_to_evaluate(fake):
+    """A browser walkthrough: opening Evaluate straight from Inspect set all 71 settings to their sliders' minimum
+    (Streamlit keeps a widget's state for the page that drew it), and Evaluate then analysed with them."""
+    from components.settings_panel import widget_key
+    at = AppTest.from_file(INSPECT, default_timeout=30).run()
+    at.sidebar.slider(key=widget_key("fact_min")).set_value(0.8).run()
+    at.switch_page("pages/3_Evaluate.py").run()
+    assert not at.exception
+    assert at.sidebar.slider(key=widget_key("fact_min")).value == pytest.approx(0.8)
+    assert at.sidebar.slider(key=widget_key("top_k")).value == settings.BY_NAME["top_k"].default
+    assert any(c.value.startswith("1 setting(s) changed from the defaults: fact_min") for c in at.sidebar.caption)
 
 
 def test_the_learned_gate_decides_when_chosen_in_the_sidebar(fake):
