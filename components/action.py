@@ -42,6 +42,7 @@ SIGNAL_WORDS = {"confidence": "retrieval confidence", "coverage": "question term
                 "referents": "documents the question could mean",
                 "age_bands": "values of the amount the evidence gives by age",
                 "age_told": "the asker has told an age"}
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _SEED_NOTE = re.compile(r"\s*\((?:[^()]*\b(?:seed|Eq\.|§)[^()]*)\)|\s*\bseed \d+[^:.;]*[:;]")
 
 
@@ -70,8 +71,30 @@ def headline(response: Response, refusal: str = "") -> str:
 
 
 def plain(text: str) -> str:
-    """A rule's explanation without its method references (they live in the help and on Methods)."""
-    return " ".join(_SEED_NOTE.sub("", text).split())
+    """A rule's explanation as its first sentence, without its method references and its asides on the rule's
+    order and how it was fitted (they live in the gate trace, the help and on Methods): what the card's reader
+    needs is what the rule found."""
+    return SENTENCE_END.split(" ".join(_without_asides(_SEED_NOTE.sub("", text)).split()), maxsplit=1)[0]
+
+
+def _without_asides(text: str) -> str:
+    """``text`` less every parenthesised aside that opens with a capital letter ("(Before condition_open: …)",
+    "(Not for a question told with a scenario: …)"), nested brackets included; an example in brackets
+    ("(\"When was the ship launched?\")") or a gloss ("(calibrated P(topic covered) is low)") stays."""
+    out, k = [], 0
+    while k < len(text):
+        if text[k] == "(" and text[k + 1:k + 2].isupper():
+            depth, end = 0, k
+            while end < len(text):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+                end += 1
+            k = end + 1
+            continue
+        out.append(text[k])
+        k += 1
+    return "".join(out).replace(" .", ".")
 
 
 def why_sentence(decision: Decision, response: Response, refusal: str) -> str:

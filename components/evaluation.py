@@ -126,13 +126,15 @@ def record_rate(path: Path, items: int, seconds: float) -> None:
 
 
 def duration_text(n_items: int, seconds_per_item: float | None) -> str:
-    """How long ``n_items`` take at the measured rate, or that there is no measurement yet."""
+    """A sentence on how long a first analysis of ``n_items`` takes at the measured rate, or that there is no
+    measurement yet."""
     if seconds_per_item is None:
-        return ("no analysis has been timed on this server yet: the progress bar shows the measured time per "
-                "item once the first items are done")
+        return ("No analysis has been timed on this server yet: the progress bar shows the time per item once the "
+                "first items are done.")
     total = n_items * seconds_per_item
     shown = f"{total / 60:.0f} minutes" if total >= 90 else f"{total:.0f} s"
-    return f"about {shown} ({seconds_per_item:.1f} s per item, measured on this server's last run)"
+    return (f"Analysing them the first time takes about {shown} ({seconds_per_item:.1f} s per item, measured on "
+            "this server's last run).")
 
 
 def risk_coverage_figure(curves: Mapping[str, Mapping[str, Any]]) -> go.Figure:

@@ -367,7 +367,8 @@ class AbstainAgent:
         reason = (f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
                   f"but it does not state {what}")
         if decision.rule == "answer_type":
-            reason += f": the evidence contains no {what.removeprefix('the ')}."
+            reason += (": no sentence of the evidence says how." if trace.claim.answer_type == "PROCEDURE"
+                       else ": no sentence of the evidence holds a value of that kind.")
         elif decision.rule == "unknown_name":
             names = " or ".join(f"“{name}”" for name in calibrated.unknown_names(trace))
             reason += f": no passage retrieved for it mentions {names or 'what it names'}."
@@ -379,7 +380,10 @@ class AbstainAgent:
             reason += (f": no passage supports “{trace.claim.text}” "
                        f"(best entailment {trace.signals.sufficiency:.2f}).")
         else:
-            reason += f" ({decision.reason.rstrip('.')})."
+            fired = next((r for r in decision.rules if r.fired and r.name == decision.rule), None)
+            compared = "; ".join(f"{c.signal} {c.value:.2f} {c.op} {c.threshold:.2f}" for c in fired.comparisons) \
+                if fired is not None and fired.comparisons else ""
+            reason += f" (rule {decision.rule}{': ' + compared if compared else ''})."
         if abduction is not None and abduction.triggered and abduction.best is not None:
             reason += f" The missing premise would be “{abduction.best.text}”, which nothing in it supports."
         return reason

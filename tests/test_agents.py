@@ -248,7 +248,9 @@ def test_abstain_tells_topic_absent_from_fact_absent(claims):
     assert (absent.kind, missing.kind, typed.kind) == ("topic_absent", "fact_absent", "fact_absent")
     assert "does not seem to cover this topic" in absent.text and "confidence 0.20" in absent.text
     assert "covers this topic" in missing.text and "best entailment 0.12" in missing.text
-    assert "contains no date" in typed.text
+    assert "holds a value of that kind" in typed.text and "contains no" not in typed.text
+    below = AbstainAgent().run(t, decision("ABSTAIN", "fact_absent"))
+    assert "(rule fact_absent" in below.text and "fact_min" not in below.text, "no setting prose in the reply"
     for out in (absent, missing, typed):
         assert out.target == "harlow_bridge" and "Harlow Bridge" in out.text and out.backend == "rules"
     empty = AbstainAgent().run(replace(t, passages=()), decision("ABSTAIN", "no_passages"))

@@ -14,6 +14,7 @@ from components import action, graph, passages, signals as signals_panel
 from components.settings_panel import GROUP_TITLES, REANALYSE_MARK, REGATE_MARK
 from core import settings
 from core.gate import decide
+from core.gate.rules import RULES
 from core.types import Citation, Decision, Response, RuleResult
 from tests.factories import signals
 from tests.ui_factories import XSS_IMG, XSS_SCRIPT, nli, rich_trace
@@ -287,6 +288,18 @@ def test_a_fact_absent_refusal_shows_where_the_topic_is_found_and_conditions_unk
     assert "Still unknown (the answer depends on it)" in out and "have lived in Calvera for 5 years" in out
     assert "was asked already" in out and "ask the user about it" not in out, "the Why matches the refusal"
     assert 'id="aw-whatif"' not in out, "the gate's thresholds do not decide a refusal to ask again"
+
+
+def test_the_cards_why_is_what_the_rule_found_without_its_asides_on_order_and_fitting():
+    """A browser walkthrough: the card's Why read "(Before condition_open: P(condition open) is fitted on ShARC, …)"
+    and, for a refused topic, two sentences on pronoun questions and follow-ups."""
+    explanation = {name: text for name, _, _, text in RULES}
+    assert action.plain(explanation["topic_absent"]) == (
+        "The knowledge base is not about what the question asks (calibrated P(topic covered) is low).")
+    assert action.plain(explanation["conditions_met"]).endswith("answer a yes/no question with its positive outcome.")
+    assert "ShARC" not in action.plain(explanation["conditions_met"])
+    assert "(\"When was the ship launched?\")" in action.plain(explanation["described_referents"]), "examples stay"
+    assert action.plain("Found it (Not for a statement: see (b)). More.") == "Found it."
 
 
 def test_card_headline_follows_the_response_kind():
