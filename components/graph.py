@@ -41,6 +41,16 @@ _REMOTE = (re.compile(r"<!--.*?-->", re.S),
            re.compile(r"<link\b[^>]*>", re.S | re.I),
            re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.S))
 _CREATE = "network = new vis.Network(container, data, options);"
+# A graph drawn while its frame has no size (Streamlit lays out a tab that is not open with none) is fitted to
+# nothing: its nodes sat in the top-left corner, cut off, once the tab opened. Fit it again whenever the frame's
+# size changes.
+_REFIT = """<script>(function () {
+  var box = document.getElementById("mynetwork");
+  if (!box || !window.ResizeObserver) { return; }
+  new ResizeObserver(function () {
+    if (typeof network !== "undefined" && box.clientWidth > 0 && box.clientHeight > 0) { network.redraw(); network.fit(); }
+  }).observe(box);
+})();</script>"""
 # Escaped strings → plain text for vis-network: labels are drawn on the canvas, tooltips set as elements.
 _DECODE = """function awText(s) { return new DOMParser().parseFromString(s || "", "text/html").documentElement.textContent; }
                   function awTip(s) { var el = document.createElement("div"); el.innerText = awText(s);
@@ -152,6 +162,7 @@ def graph_html(nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, 
     # border inside the width.
     page = page.replace("</head>", "<style>#mynetwork{box-sizing:border-box}html,body{margin:0;overflow:hidden}"
                                    "</style></head>", 1)
+    page = page.replace("</body>", _REFIT + "</body>", 1)
     return page.replace("<body>", "<body style='margin:0'>" + legend, 1)
 
 

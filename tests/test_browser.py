@@ -172,6 +172,26 @@ def test_graph_renderer_in_the_browser_shows_hostile_labels_as_text(browser):
     assert not dialogs and not [u for u in requests if u.startswith(("http:", "https:"))]
 
 
+def test_a_graph_drawn_without_a_size_is_fitted_when_it_gets_one(browser):
+    """A browser walkthrough: the Knowledge graph tab, drawn while closed (no size), showed one node cut off in
+    its top-left corner once opened."""
+    from components.graph import graph_html
+    from tests.test_components import GRAPH_EDGES, GRAPH_NODES
+    page, requests, dialogs = watched_page(browser, 900, 600)
+    page.set_content("<iframe id='f' style='display:none;width:880px;height:460px;border:0'></iframe>")
+    page.eval_on_selector("#f", "(f, html) => { f.srcdoc = html; }", graph_html(GRAPH_NODES, GRAPH_EDGES))
+    frame = page.frame_locator("#f")
+    frame.locator("#mynetwork canvas").wait_for(state="attached", timeout=30_000)
+    page.eval_on_selector("#f", "f => { f.style.display = 'block'; }")
+    inner = page.frames[1]
+    page.wait_for_timeout(1500)
+    width, height = inner.evaluate("[document.getElementById('mynetwork').clientWidth, "
+                                   "document.getElementById('mynetwork').clientHeight]")
+    spots = inner.evaluate("Object.values(network.getPositions()).map(p => network.canvasToDOM(p))")
+    assert spots and all(0 <= s["x"] <= width and 0 <= s["y"] <= height for s in spots), (width, height, spots)
+    assert not dialogs and not [u for u in requests if u.startswith(("http:", "https:"))]
+
+
 def first_screen(page, name: str) -> None:
     """The viewport as a newcomer sees it first (the page above the fold)."""
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
