@@ -75,7 +75,8 @@ def render_premises(abduction: Abduction | None = None) -> None:
         st.markdown(f"**p\\*** = “{md(best.text)}” — Score {best.score:.3f} = α·{best.entail:.3f} + β·"
                     f"{best.retrieve:.3f} · {STATUS.get(best.status, best.status)}")
     outcome = OUTCOMES.get(abduction.outcome, abduction.outcome)
-    st.markdown(f"**Outcome: {md(abduction.outcome)}** — {md(outcome.format(ask_about=abduction.ask_about))}")
+    st.markdown(f"**Abduction's own outcome: {md(abduction.outcome)}** — {md(outcome.format(ask_about=abduction.ask_about))} "
+                "(one reading among the signals: the verdict on the card is the gate's)")
     if abduction.candidates:
         st.dataframe(premise_rows(abduction), hide_index=True, width="stretch")
     for warning in abduction.warnings:

@@ -380,10 +380,12 @@ class AbstainAgent:
             reason += (f": no passage supports “{trace.claim.text}” "
                        f"(best entailment {trace.signals.sufficiency:.2f}).")
         else:
-            fired = next((r for r in decision.rules if r.fired and r.name == decision.rule), None)
-            compared = "; ".join(f"{c.signal} {c.value:.2f} {c.op} {c.threshold:.2f}" for c in fired.comparisons) \
-                if fired is not None and fired.comparisons else ""
-            reason += f" (rule {decision.rule}{': ' + compared if compared else ''})."
+            # a gate rule by the numbers it compared (its explanation is written for the gate trace, settings and
+            # all); an answer check's reason already says what it found
+            fired = next((r for r in decision.rules if r.fired and r.name == decision.rule and r.comparisons), None)
+            found = (f"rule {decision.rule}: " + "; ".join(f"{c.signal} {c.value:.2f} {c.op} {c.threshold:.2f}"
+                                                          for c in fired.comparisons)) if fired else decision.reason
+            reason += f" ({found.rstrip('.')})."
         if abduction is not None and abduction.triggered and abduction.best is not None:
             reason += f" The missing premise would be “{abduction.best.text}”, which nothing in it supports."
         return reason

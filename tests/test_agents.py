@@ -18,8 +18,8 @@ from core.claims import ClaimBuilder
 from core.evidence import answer_passages, choose_answer
 from core.generation import CACHE, OpenAICompatibleBackend
 from core.text import split_sentences
-from core.types import (Claim, Condition, Decision, NliScores, Passage, PassageNli, Query, RetrievedPassage,
-                        Trace, VariableState, from_dict, to_dict)
+from core.types import (Claim, Comparison, Condition, Decision, NliScores, Passage, PassageNli, Query, RetrievedPassage,
+                        RuleResult, Trace, VariableState, from_dict, to_dict)
 from tests import factories
 from tests.fake_openai_server import FakeOpenAIServer
 
@@ -249,8 +249,10 @@ def test_abstain_tells_topic_absent_from_fact_absent(claims):
     assert "does not seem to cover this topic" in absent.text and "confidence 0.20" in absent.text
     assert "covers this topic" in missing.text and "best entailment 0.12" in missing.text
     assert "holds a value of that kind" in typed.text and "contains no" not in typed.text
-    below = AbstainAgent().run(t, decision("ABSTAIN", "fact_absent"))
-    assert "(rule fact_absent" in below.text and "fact_min" not in below.text, "no setting prose in the reply"
+    fired = RuleResult("fact_absent", "ABSTAIN", True, True, (Comparison("p_fact", "<", 0.31, 0.66, True),),
+                       "The asked fact is probably not stated (P(fact stated) is below fact_min, or statement_fact_min).")
+    below = AbstainAgent().run(t, replace(decision("ABSTAIN", "fact_absent"), rules=(fired,)))
+    assert "(rule fact_absent: p_fact 0.31 < 0.66)" in below.text and "fact_min" not in below.text, below.text
     for out in (absent, missing, typed):
         assert out.target == "harlow_bridge" and "Harlow Bridge" in out.text and out.backend == "rules"
     empty = AbstainAgent().run(replace(t, passages=()), decision("ABSTAIN", "no_passages"))

@@ -312,7 +312,7 @@ def test_premises_panel_lists_candidates_marks_p_star_and_escapes():
                                                                       "rejected (E contradicts it)"]
     assert list(rows["Score"]) == [0.445, 0.005] and rows["premise"][0] == best.text  # plain text cell
     text = " ".join(m.value for m in at.markdown)
-    assert "Outcome: answer" in text and "\\<script\\>" in text and "<script>" not in text
+    assert "Abduction's own outcome: answer" in text and "\\<script\\>" in text and "<script>" not in text
     assert "\\<script\\>" in at.warning[0].value
     assert "α·Entail(E, p) + β·Retrieve(p)" in at.subheader[0].proto.help  # the panel's (?) note
 
