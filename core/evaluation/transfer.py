@@ -36,6 +36,7 @@ def report_sets(contractnli_limit: int | None = None) -> dict[str, Dataset]:
         "sample KB": load_dataset("jsonl", ROOT / "sample_kb" / "questions.jsonl"),
         "sample KB blind": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind.jsonl"),
         "sample KB blind 2": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind2.jsonl"),
+        "sample KB blind 3": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind3.jsonl"),
     }
 
 
