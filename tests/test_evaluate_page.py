@@ -255,3 +255,17 @@ def test_transfer_rows_show_intervals_as_ranges_and_undefined_figures_as_a_dash(
     assert shown == [{"configuration": "defaults", "set": "ShARC half A", "n": 1003, "groups": 25,
                       "macro_f1": "0.779", "auroc_answer_vs_ask": "—",
                       "macro_f1_interval": "0.741–0.812", "auroc_answer_vs_ask_interval": "—"}]
+
+
+def test_the_knowledge_base_field_says_which_kb_a_set_is_asked_of():
+    """A browser walkthrough: for the sample questions the field was a greyed-out "reading", which says nothing of
+    the knowledge base a question file is asked of."""
+    at = AppTest.from_file(EVALUATE, default_timeout=60).run()
+    at.selectbox(key="aw_eval_source").set_value("Sample KB questions").run()
+    shown = at.text_input(key="aw_eval_setting_jsonl")
+    assert shown.value == "the one chosen on Inspect" and shown.disabled
+    at.selectbox(key="aw_eval_source").set_value("A file on this machine").run()
+    at.selectbox(key="aw_eval_format").set_value("sharc").run()
+    at.text_input(key="aw_eval_path").input("sample_kb/questions.jsonl").run()  # any allowed file: the form asks on
+    assert at.selectbox(key="aw_eval_setting").value == "reading"
+    assert at.selectbox(key="aw_eval_setting").options == ["each item's own documents", "all the file's documents as one"]

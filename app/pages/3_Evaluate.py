@@ -42,6 +42,7 @@ SOURCES = {  # label -> (format, path); the shared files only where they exist
     "ContractNLI dev (shared/data)": ("contractnli", SHARED / "contractnli_dev.json"),
 }
 OTHER, UPLOAD = "A file on this machine", "Upload a file"
+KB_SETTINGS = {"reading": "each item's own documents", "pooled": "all the file's documents as one"}
 GATE_NUMERIC = [n for n in GATE_SETTINGS if settings_mod.BY_NAME[n].kind in ("int", "float")]
 
 
@@ -76,11 +77,16 @@ def source_form():
                     path.write_bytes(data)
         if path is None:
             return None
-    setting = mid.selectbox("Knowledge base", ("reading", "pooled"), key="aw_eval_setting",
-                            disabled=fmt == "jsonl",
-                            help="reading: each item's own documents (the ShARC snippet, the NDA) form its KB — the "
-                                 "labels are relative to them; pooled: all documents of the file form one KB (as "
-                                 "PassiveQA did). jsonl questions always use the KB selected on Inspect.")
+    if fmt == "jsonl":  # a question file names no documents: it is asked of a knowledge base
+        mid.text_input("Knowledge base", "the one chosen on Inspect", key="aw_eval_setting_jsonl", disabled=True,
+                       help="jsonl questions are asked of the knowledge base selected on the Inspect page.")
+        setting = "reading"
+    else:
+        setting = mid.selectbox("Knowledge base", ("reading", "pooled"), key="aw_eval_setting",
+                                format_func=KB_SETTINGS.get,
+                                help="Each item's own documents (the ShARC snippet, the NDA) form its KB — the labels "
+                                     "are relative to them; or all documents of the file form one KB (as PassiveQA "
+                                     "did).")
     limit = right.number_input("Items (0 = all)", 0, 100_000, 0, 50, key="aw_eval_limit",
                                help="Analyse only this many items: the first N, or a random N with a seed.")
     seed = far.number_input("Sample seed (−1 = first N)", -1, 10_000, -1, key="aw_eval_seed")
