@@ -205,7 +205,7 @@ def comparison(run, run_id, gated, values) -> None:
     try:
         codes, probs = learned_predictions(run, run_id, calibration, floor, structure)
     except ValueError as exc:
-        st.warning(f"The learned gate cannot be fitted on this set: {exc}")
+        st.warning(f"The learned gate cannot be fitted on this set: {str(exc).rstrip('.')}.")
         return
     rule_m, learned_m = M.action_metrics(run.gold, gated.codes), M.action_metrics(run.gold, codes)
     left, right = st.columns(2)
