@@ -46,7 +46,9 @@ NEGATIVE_MAIN = re.compile(r"\b(cannot|can't|can not|won't|will not|not eligible
 # "us" in capitals is the country ("What did the US share?", "released … in the US"), not the asker
 FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|our|you|your)\b|\b(?-i:us|Us)\b", re.I)
 UNSURE = re.compile(r"\b(don't know|do not know|not sure|no idea|unsure|maybe|can't remember)\b", re.I)
-YES = re.compile(r"^\s*(yes|yeah|yep|correct|true|i do|i am|i have|i did)\b", re.I)
+# "I am", "I do" … say yes only alone: "I am 60", replying to "Are you aged 66 or over?", states an age, which the
+# reader compares (a browser walkthrough had it establish the condition)
+YES = re.compile(r"^\s*(?:(yes|yeah|yep|correct|true)\b|(i do|i am|i have|i did)\s*[.!]*\s*$)", re.I)
 NO = re.compile(r"^\s*(no|nope|not|false|i don't|i do not|i am not|i'm not|i haven't|i have not|never)\b", re.I)
 BARE_REPLY = re.compile(r"^\s*(?:yes|yeah|yep|no|nope|correct)\b[\s,.!;:-]*", re.I)
 REQUIREMENT = re.compile(r"\b(must|need to|needs to|have to|has to|required to)\b", re.I)
@@ -1394,6 +1396,9 @@ def _condition(text: str, kind: str, passage_id: str, group: str, lead: str = ""
 # The words a lead-in stops on when its items are its objects: "if you're getting:", "if you work for a:".
 OPEN_LEAD_END = frozenset("a an the of for in on to with from by as at be are is you're getting get receive receiving "
                           "claim claiming".split())
+# "… if you meet all of the following conditions:": the items are the conditions met, whatever their first word
+# ("place the brown bin at the kerb" had been asked as "Do you meet place the brown bin …?").
+MEETS = frozenset({"meet", "satisfy", "fulfil", "fulfill"})
 # "… any of the following:", "one of these:" — what the items stand in for, dropped before the items join.
 LEAD_PLACEHOLDER = re.compile(r"\s*\b(?:(?:any|one|all|each|either|both|some)\s+(?:of\s+)?)?(?:the following|these|those)"
                               r"(?:\s+\w+)?\s*$", re.I)
@@ -1414,7 +1419,7 @@ def object_lead(item: str, lead: str) -> str:
     if not words or not IF_CLAUSE.search(main):
         return ""
     last = words[-1].lower()
-    if last not in OPEN_LEAD_END and not voice.known_verb(last):
+    if last in MEETS or last not in OPEN_LEAD_END and not voice.known_verb(last):
         return ""
     joined = own_condition_join(main)
     own_list = joined.group("rest").strip() if joined is not None else ""

@@ -27,19 +27,19 @@ _PERSON_NOUNS = _ROLES | set("""citizen national carer guardian child spouse par
 apprentice landlord farmer director volunteer refugee adult minor husband wife mother father son daughter
 graduate professional""".split())
 
-_VERBS = set("""accept achieve act add agree allow answer appeal appear apply approve arrive ask attend
-be bear become begin belong borrow bring build buy call care carry cease change charge choose claim close
-come complete confirm consider consume continue contribute cost count cover create cross deal decide
-declare defer delay deliver depend deposit die divorce do donate drink drive earn eat employ end engage
+_VERBS = set("""accept achieve act add agree allow answer appeal appear apply approve arrange arrive ask attach
+attend be bear become begin belong book borrow bring build buy call cancel care carry cease change charge check
+choose claim clean close collect come complete confirm contact consider consume continue contribute cost count cover create cross deal decide
+declare defer delay deliver depend deposit die display divorce do donate drink drive earn eat employ end engage
 enjoy enrol enroll enter exceed exist expect export face fail fall feel file fill find finish fit fly
-follow fund gain get give go grow hand happen have hear help hire hold import include inherit install
+follow fund gain get give go grow hand happen have hear help hire hold import include inform inherit install
 insure intend invest involve join keep know lack lead learn lease leave lend let lie live look lose make
 manage manufacture marry mean meet miss move need nominate notify obtain occupy offer open operate opt
-order overpay owe own park pass pay perform plan practise practice prefer prepare present process
+order overpay owe own park pass pay perform place plan practise practice prefer prepare present process
 produce prove provide publish purchase put qualify raise reach read receive recover reduce refer
-refuse register relocate remain remarry remember remove rent repair repay replace report represent
+refuse register relocate remain remarry remember remove renew rent repair repay replace report represent
 request require reside resign retain retire return review ride run satisfy save say see seek sell send
-serve set settle share show sign sit sleep smoke speak spend sponsor stand start stay stop store study
+serve set settle share show sign sit sleep smoke sort speak spend sponsor stand start stay stop store study
 submit subscribe succeed suffer supply support survive take talk teach tell think trade train transfer
 transport travel treat try turn undergo understand undertake upgrade use visit volunteer vote wait walk
 want wear win wish withdraw work worry write""".split())

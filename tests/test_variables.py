@@ -758,6 +758,28 @@ def test_a_short_reply_that_states_a_number_is_a_fact():
         ("Are you under 19?", "No, I'm 21."), ("Are you in the first year?", "No, I don't."))))
     assert facts == ("I'm 21.",)
 
+def test_a_reply_that_states_something_is_read_for_what_it_states(nli_model):
+    """A browser walkthrough: asked "Are you aged 66 or over?", a user typed "I am 60", and the reader took "I am"
+    for a yes and established the condition. "I am", "I do" … are a yes alone; with more words they state a fact."""
+    assert variables.YES.match("I am.") and variables.YES.match("Yes, I am 60") and not variables.YES.match("I am 60")
+    asked = (("Are you aged 66 or over?", "I am 60"),)
+    assert "I am 60" in variables._fact_sentences(Query("Can I get the bus pass?", history=asked))
+    state = read("older_persons_bus_pass.md", "Can I get the older person's bus pass?", history=list(asked))
+    age = by_text(state, "66 or over")
+    assert age.status == "contradicted" and age.method.startswith("numeric"), age
+
+
+def test_items_under_a_lead_that_says_they_are_conditions_read_alone():
+    """A browser walkthrough, on a user's own document: under "… if you meet all of the following conditions:" the
+    item "place the brown bin at the kerb by 7am on collection day" was asked as "Do you meet place the brown bin
+    …?" — the lead's verb took the item as its object, and "place" was no verb the voice knew."""
+    lead = "You can join the Garden Waste Collection if you meet all of the following conditions:"
+    item = "place the brown bin at the kerb by 7am on collection day"
+    assert variables.object_lead(item, lead) == ""
+    assert voice.to_question(item) == "Do you place the brown bin at the kerb by 7am on collection day?"
+    assert variables.object_lead("Universal Credit", "You may get it if you're getting:") != ""
+
+
 def test_a_list_under_a_heading_and_an_inline_list_are_conditions():
     headed = extract_conditions(passage("### Parenting Payment\n\n* have income under the limits\n"
                                         "* meet residence rules\n"))
