@@ -155,6 +155,14 @@ def setting_label(name: str) -> str:
     return f"{s.label} ({name})" if s and s.label else name
 
 
+def _direction(value: float, positive: str) -> str:
+    """Which way a signal's AUROC leans: "higher on ASK", "lower on ASK", or "no difference" at chance (0.5 to
+    three places; it had read "0.500 (lower on ASK)")."""
+    if round(value, 3) == 0.5:
+        return "no difference"
+    return f"{'higher' if value > 0.5 else 'lower'} on {positive}"
+
+
 def signal_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The per-signal AUROC report as table rows, strongest first, with the direction spelled out."""
     out = []
@@ -164,8 +172,7 @@ def signal_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         row = {"signal": r["signal"], "strength |AUROC−0.5|": round(strength, 3)}
         for pair, value in pairs.items():
             neg, pos = pair.split("_vs_")
-            row[f"{neg} vs {pos}"] = (None if value is None else
-                                      f"{value:.3f} ({'higher' if value > 0.5 else 'lower'} on {pos})")
+            row[f"{neg} vs {pos}"] = (None if value is None else f"{value:.3f} ({_direction(value, pos)})")
         out.append(row)
     return sorted(out, key=lambda row: -row["strength |AUROC−0.5|"])
 

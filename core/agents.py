@@ -84,7 +84,7 @@ class AnswerAgent:
                 f"“{c.text}” (you said: {c.support})" for c in deciding) + "."
         else:
             text = f"No. “{title}” requires " + "; ".join(
-                f"“{c.text}”, but you said: {c.support}" for c in deciding) + "."
+                f"“{c.text}”, but you said: {c.support.rstrip(' .')}" for c in deciding) + "."
         return Response("ANSWER", text, "polarity", "rules", citations, answer=polarity.capitalize())
 
     @staticmethod

@@ -126,6 +126,7 @@ def test_yes_no_decided_by_conditions_cites_the_deciding_condition(claims):
     assert out.answer == "No" and out.text.startswith("No.") and out.kind == "polarity"
     assert [c.sentence for c in out.citations] == [CONDITIONS[1]]
     assert out.citations[0].title == "Winter Fuel Payment" and "I moved to Calvera last year." in out.text
+    assert ".." not in out.text, "the user's sentence ends the reply once (browser walkthrough)"
     assert grounding_check(grounding_scores(out.statement, evidence_sentences(t, out))).fires is False
 
     yes = [replace(c, status="established", support="I said so.") for c in conds]

@@ -300,6 +300,7 @@ def test_the_cards_why_is_what_the_rule_found_without_its_asides_on_order_and_fi
     assert "ShARC" not in action.plain(explanation["conditions_met"])
     assert "(\"When was the ship launched?\")" in action.plain(explanation["described_referents"]), "examples stay"
     assert action.plain("Found it (Not for a statement: see (b)). More.") == "Found it."
+    assert "fact_min" not in action.plain(explanation["fact_absent"]), "no setting names on the card"
 
 
 def test_card_headline_follows_the_response_kind():

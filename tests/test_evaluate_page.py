@@ -269,3 +269,10 @@ def test_the_knowledge_base_field_says_which_kb_a_set_is_asked_of():
     at.text_input(key="aw_eval_path").input("sample_kb/questions.jsonl").run()  # any allowed file: the form asks on
     assert at.selectbox(key="aw_eval_setting").value == "reading"
     assert at.selectbox(key="aw_eval_setting").options == ["each item's own documents", "all the file's documents as one"]
+
+
+def test_a_signal_at_chance_leans_no_way():
+    """A browser walkthrough: the Signal strength tab read "0.500 (lower on ASK)"."""
+    rows = ev.signal_rows([{"signal": "p_fact", "ANSWER_vs_ASK": 0.5, "ANSWER_vs_ABSTAIN": 0.2}])
+    assert rows[0]["ANSWER vs ASK"] == "0.500 (no difference)"
+    assert rows[0]["ANSWER vs ABSTAIN"] == "0.200 (lower on ABSTAIN)"

@@ -148,8 +148,8 @@ RULES: tuple[Rule, ...] = (
      "A missing variable is anchored in the knowledge graph: it can be asked for."),
     ("fact_absent", "ABSTAIN",
      lambda s, t: [_cmp("p_fact", s.p_fact, "<", _fact_bar(s, t))],
-     "The topic is covered but the asked fact is probably not stated (calibrated P(fact stated) is below "
-     "fact_min, or statement_fact_min for a statement to check)."),
+     "The topic is covered but the asked fact is probably not stated: calibrated P(fact stated) is below its bar. "
+     "(The bar is fact_min for a question, statement_fact_min for a statement to check.)"),
     ("uncovered_topics", "ABSTAIN",
      lambda s, t: [_cmp("evidence_coverage", s.evidence_coverage, "<", t["evidence_coverage_min"]),
                    _cmp("outcome_decided", float(s.condition_outcome in ("satisfied", "failed")), "==", 0),
