@@ -47,3 +47,12 @@ def test_a_whole_number_threshold_is_moved_by_whole_steps():
     raised = next(c for c in changes if c.setting == "referents_min")
     assert raised.threshold == 3 and raised.action == "ANSWER"
     assert decide(t, {"referents_min": raised.threshold}).action == "ANSWER"
+
+
+def test_a_signal_that_rounds_to_the_new_threshold_is_shown_to_the_place_that_tells_them_apart():
+    """A browser walkthrough: "Raise “P(topic covered) <” from 0.5 to 1 (past p_topic = 1.000)" read as if the bar
+    could not pass the signal; it was 0.9996."""
+    from core.what_if import VerdictChange
+    change = VerdictChange("topic_min", "P(topic covered) <", 0.5, "p_topic", 0.99963, 1.0, "ABSTAIN", "topic_absent")
+    assert "(past p_topic = 0.9996)" in describe(change)
+    assert "(past p_topic = 0.420)" in describe(VerdictChange("topic_min", "x", 0.5, "p_topic", 0.42, 0.4, "ANSWER", "r"))
