@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from components.common import ACTION_BADGE, md, panel_header
-from core.types import Comparison, Decision
+from core.gate import comparison_text
+from core.types import Decision
 
 HELP = ("decide() walks the rules top to bottom; the first enabled rule whose comparisons all hold decides "
         "the action, and if none does the answer is ANSWER. After seed 002 §5.3 and Eq. 21 (conflict → ASK, "
@@ -14,10 +15,6 @@ HELP = ("decide() walks the rules top to bottom; the first enabled rule whose co
         "An ANSWER is then checked once it is written (seed 004 layers 2–3, listed after the gate's rules): "
         "answer_grounding (one NLI call on the answer against the passages it cites) and hedging; either can "
         "withhold the answer → ABSTAIN.")
-
-
-def comparison_text(c: Comparison) -> str:
-    return f"{c.signal} {c.value:.3f} {c.op} {c.threshold:.3f} {'✓' if c.holds else '✗'}"
 
 
 def rule_state(rule) -> str:

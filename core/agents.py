@@ -23,7 +23,7 @@ from core import calibrated, models, nli, prompts
 from core import settings as settings_mod
 from core.abduction import nli_units
 from core.bands import AgeBands, age_bands
-from core.gate import TOPIC_ABSENT_RULES, compare, first_that_fires
+from core.gate import TOPIC_ABSENT_RULES, compare, comparison_text, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
 from core.evidence import answer_value
 from core.text import normalized, split_sentences
@@ -383,7 +383,7 @@ class AbstainAgent:
             # a gate rule by the numbers it compared (its explanation is written for the gate trace, settings and
             # all); an answer check's reason already says what it found
             fired = next((r for r in decision.rules if r.fired and r.name == decision.rule and r.comparisons), None)
-            found = (f"rule {decision.rule}: " + "; ".join(f"{c.signal} {c.value:.2f} {c.op} {c.threshold:.2f}"
+            found = (f"rule {decision.rule}: " + "; ".join(comparison_text(c, 2, verdict=False)
                                                           for c in fired.comparisons)) if fired else decision.reason
             reason += f" ({found.rstrip('.')})."
         if abduction is not None and abduction.triggered and abduction.best is not None:

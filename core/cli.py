@@ -109,6 +109,7 @@ def _history(items: Sequence[str] | None) -> list[tuple[str, str]]:
 
 def render_trace(trace, decision) -> str:
     """The trace as readable text: stages, signals, the rules and the action."""
+    from core.gate import comparison_text
     s = trace.signals
     lines = [f"QUESTION  {trace.query.question}"]
     if trace.query.scenario:
@@ -147,8 +148,7 @@ def render_trace(trace, decision) -> str:
     lines.append("  ambiguity heuristics: " + ", ".join(f"{k} {v:.2f}" for k, v in s.ambiguity_heuristics.items()))
     lines.append("\nGATE (priority order)")
     for r in decision.rules:
-        comps = " and ".join(f"{c.signal} {c.value:.3f} {c.op} {c.threshold:.3f} {'✓' if c.holds else '✗'}"
-                             for c in r.comparisons)
+        comps = " and ".join(comparison_text(c) for c in r.comparisons)
         state = "FIRED" if r.fired else ("off" if not r.enabled else "-")
         lines.append(f"  {state:<5} {r.name:<18} → {r.action:<7} {comps}")
     polarity = f" ({decision.answer_polarity})" if decision.answer_polarity else ""

@@ -11,10 +11,10 @@ from typing import Any, Mapping
 
 from core import settings as settings_mod
 from core.gate.rules import (FACT_ABSENT_RULES, RULE_NAMES, RULES, TOPIC_ABSENT_RULES, answer_polarity, compare,
-                             decide_signals, first_that_fires)
+                             comparison_text, decide_signals, first_that_fires)
 from core.types import Decision, Trace
 
-__all__ = ["FACT_ABSENT_RULES", "RULES", "RULE_NAMES", "TOPIC_ABSENT_RULES", "answer_polarity", "compare", "decide", "decide_signals", "first_that_fires"]
+__all__ = ["FACT_ABSENT_RULES", "RULES", "RULE_NAMES", "TOPIC_ABSENT_RULES", "answer_polarity", "compare", "comparison_text", "decide", "decide_signals", "first_that_fires"]
 
 
 def decide(trace: Trace, thresholds: Mapping[str, Any] | None = None) -> Decision:

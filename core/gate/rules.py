@@ -38,6 +38,13 @@ def compare(signal: str, value: float, op: str, threshold: float) -> Comparison:
     return Comparison(signal=signal, op=op, value=float(value), threshold=float(threshold), holds=bool(holds))
 
 
+def comparison_text(c: Comparison, places: int = 3, verdict: bool = True) -> str:
+    """One comparison as it is printed, "p_fact 0.310 < 0.660 ✓": in the gate trace and the CLI with whether it
+    held, in a refusal's reply with two places and no mark."""
+    text = f"{c.signal} {c.value:.{places}f} {c.op} {c.threshold:.{places}f}"
+    return f"{text} {'✓' if c.holds else '✗'}" if verdict else text
+
+
 _cmp = compare  # the rule table below reads best with a short name
 
 
