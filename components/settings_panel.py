@@ -103,7 +103,7 @@ def render_settings() -> dict[str, Any]:
         # Assigned, not only defaulted: Streamlit keeps a widget's state for the page that drew it, and the same
         # key's slider in another page's sidebar started at its minimum (Inspect straight to Evaluate zeroed all).
         key = widget_key(s.name)
-        st.session_state[key] = _typed(s, st.session_state[key] if key in st.session_state else stored[s.name])
+        st.session_state[key] = _typed(s, st.session_state.get(key, stored[s.name]))
     state = st.session_state.to_dict()  # one snapshot: each session_state lookup scans every key
     values: dict[str, Any] = {}
     with st.sidebar:
