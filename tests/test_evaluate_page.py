@@ -15,6 +15,7 @@ from components import evaluation as ev
 from core import settings
 from core.evaluation import BatchRunner, regate
 from core.evaluation import metrics as M
+from core.evaluation.calibration import switched_on_reading
 from core.evaluation.importers import Dataset, LabelledItem
 from tests.conftest import ROOT
 from tests.test_eval_runner import FakeKB, FakePipeline
@@ -102,7 +103,21 @@ def test_sweeps_mark_the_current_setting(fake_run):
     line = next(s for s in specs if any(t.get("mode") == "lines" and t.get("name") == "Macro-F1" for t in s["data"]))
     assert any(shape.get("line", {}).get("dash") == "dash" for shape in line["layout"]["shapes"])
     heat = next(s for s in specs if s["data"][0]["type"] == "heatmap" and s["data"][-1].get("name") == "current")
-    assert heat["data"][-1]["x"] == [settings.BY_NAME["amb_max"].default] and len(heat["data"][0]["x"]) == 26
+    assert heat["data"][-1]["x"] == [settings.BY_NAME["fact_min"].default] and len(heat["data"][0]["x"]) == 26
+
+
+def test_a_sweep_opens_on_a_threshold_a_switched_on_rule_reads_and_says_why_another_is_flat(fake_run):
+    at = page_with(fake_run)
+    opened = at.selectbox(key="aw_eval_sweep").value
+    assert switched_on_reading(opened, settings.defaults()), "the sweep opens on a threshold that moves verdicts"
+    assert not any("changes no verdict" in i.value for i in at.info)
+    at.selectbox(key="aw_eval_sweep").set_value("evidence_coverage_min").run()  # read by uncovered_topics, off
+    assert not settings.defaults()["rule_uncovered_topics"]
+    note = next(i.value for i in at.info if "changes no verdict" in i.value)
+    assert "`uncovered_topics`" in note
+    at.sidebar.toggle(key="aw_set_rule_uncovered_topics").set_value(True).run()
+    assert not any("changes no verdict" in i.value for i in at.info), "switched on, the threshold moves verdicts"
+    assert not at.exception
 
 
 def test_suggested_thresholds_apply_to_the_sliders(fake_run):
@@ -117,6 +132,22 @@ def test_suggested_thresholds_apply_to_the_sliders(fake_run):
     for name, value in found.changed.items():
         assert at.sidebar.slider(key=f"aw_set_{name}").value == pytest.approx(value)
     assert metric(at, "Macro-F1") == pytest.approx(found.in_sample["macro_f1"], abs=5e-4)
+
+
+def test_a_suggestion_under_a_hallucination_ceiling_says_where_it_breaks_it(fake_run):
+    at = page_with(fake_run)
+    at.selectbox(key="aw_eval_objective").set_value("coverage").run()
+    at.slider(key="aw_eval_ceiling").set_value(0.0).run()
+    at.multiselect(key="aw_eval_params").set_value(["incompleteness_max", "sufficiency_min"]).run()
+    at.button(key="aw_eval_suggest").click().run()
+    assert not at.exception and not at.error
+    found = at.session_state["aw_eval_suggestion"]["suggestion"]
+    inside, outside = found.in_sample["hallucination_rate"], found.out_of_fold["hallucination_rate"]
+    assert outside > 0.0, "the fake signals answer some noisy items out of fold whatever the thresholds"
+    warned = " ".join(w.value for w in at.warning)
+    assert ("No configuration" in warned) == (inside > 0.0)
+    assert ("not out of fold" in warned) == (inside == 0.0)
+    assert f"{outside:.1%}" in warned
 
 
 def test_an_item_opens_on_inspect_with_its_scenario_and_kb(fake_run, tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ from core import settings as settings_mod
 from core.evaluation import (BatchRunner, DatasetError, Objective, evaluate, load_dataset,
                              prediction_records, regate, suggest_thresholds, sweep, sweep_2d)
 from core.evaluation import metrics as M
-from core.evaluation.calibration import GATE_SETTINGS, SWEEP_METRICS, signal_report
+from core.evaluation.calibration import GATE_SETTINGS, SWEEP_METRICS, signal_report, switched_on_reading, rules_reading
 from core.evaluation.importers import FORMATS
 from core.evaluation.learned_gate import cross_validate, fit_learned_gate
 from core.gate.learned import STRUCTURES
@@ -44,6 +44,15 @@ SOURCES = {  # label -> (format, path); the shared files only where they exist
 OTHER, UPLOAD = "A file on this machine", "Upload a file"
 KB_SETTINGS = {"reading": "each item's own documents", "pooled": "all the file's documents as one"}
 GATE_NUMERIC = [n for n in GATE_SETTINGS if settings_mod.BY_NAME[n].kind in ("int", "float")]
+# What a sweep opens on: the calibrated bars first (each a probability, read by a rule on by default), then any
+# threshold a switched-on rule reads; a threshold only switched-off rules read draws flat lines.
+SWEEP_FIRST = ("fact_min", "open_max", "topic_min", "statement_fact_min")
+
+
+def live_thresholds(values) -> list[str]:
+    """The gate's numeric settings that a rule switched on in ``values`` reads, ``SWEEP_FIRST`` first."""
+    ordered = [n for n in SWEEP_FIRST if n in GATE_NUMERIC] + [n for n in GATE_NUMERIC if n not in SWEEP_FIRST]
+    return [n for n in ordered if switched_on_reading(n, values)] or ordered
 
 
 def source_form():
@@ -239,6 +248,16 @@ def comparison(run, run_id, gated, values) -> None:
         st.caption(f"Saved {saved}.")
 
 
+def flat_sweep_note(name: str, values) -> None:
+    """Say why a sweep of a threshold that no switched-on rule reads is flat, and which switch would change that."""
+    if switched_on_reading(name, values):
+        return
+    rules = ", ".join(f"`{r}`" for r in rules_reading(name))
+    st.info(f"{ev.setting_label(name)} is read only by rules switched off in the sidebar ({rules}), so moving it "
+            "changes no verdict and the sweep is flat. Switch one of them on under the gate settings to see "
+            "what it does.")
+
+
 def sweeps(run, values) -> None:
     st.subheader("Threshold sweeps", anchor=False)
     st.caption("Every metric re-gated over each grid point of a gate setting's declared range (the other settings "
@@ -246,8 +265,10 @@ def sweeps(run, values) -> None:
     one, two = st.tabs(["1-D: metrics against one threshold", "2-D: one metric over two thresholds"])
     with one:
         a, b = st.columns([1, 2])
-        name = a.selectbox("Threshold", GATE_NUMERIC, index=GATE_NUMERIC.index("evidence_coverage_min"),
+        live = live_thresholds(values)
+        name = a.selectbox("Threshold", GATE_NUMERIC, index=GATE_NUMERIC.index(live[0]),
                            key="aw_eval_sweep", format_func=ev.setting_label)
+        flat_sweep_note(name, values)
         chosen = b.multiselect("Metrics", SWEEP_METRICS, ["macro_f1", "coverage", "hallucination_rate"],
                                key="aw_eval_sweep_metrics", format_func=ev.METRIC_NAMES.get)
         if chosen:
@@ -255,16 +276,35 @@ def sweeps(run, values) -> None:
                             key="eval_sweep", theme=None)
     with two:
         a, b, c = st.columns(3)
-        x = a.selectbox("x", GATE_NUMERIC, index=GATE_NUMERIC.index("amb_max"), key="aw_eval_x",
+        x = a.selectbox("x", GATE_NUMERIC, index=GATE_NUMERIC.index(live[0]), key="aw_eval_x",
                         format_func=ev.setting_label)
-        y = b.selectbox("y", GATE_NUMERIC, index=GATE_NUMERIC.index("sufficiency_min"), key="aw_eval_y",
+        y = b.selectbox("y", GATE_NUMERIC, index=GATE_NUMERIC.index(live[1 % len(live)]), key="aw_eval_y",
                         format_func=ev.setting_label)
         metric = c.selectbox("Metric", SWEEP_METRICS, key="aw_eval_2d_metric", format_func=ev.METRIC_NAMES.get)
+        for name in dict.fromkeys((x, y)):
+            flat_sweep_note(name, values)
         if x == y:
             st.info("Choose two different thresholds.")
         else:
             st.plotly_chart(ev.heatmap_figure(sweep_2d(run.table, run.gold, values, x, y, metric, max_points=26)),
                             key="eval_heatmap", theme=None)
+
+
+def ceiling_note(found, goal: Objective) -> None:
+    """Whether the suggestion keeps the hallucination ceiling it was searched under, on the items it was fitted on
+    and on those it was not (out of fold): a ceiling met only in-sample is not met on a new question."""
+    if goal.max_hallucination is None:
+        return
+    ceiling = goal.max_hallucination
+    inside, outside = (found.in_sample["hallucination_rate"] or 0.0), (found.out_of_fold["hallucination_rate"] or 0.0)
+    if inside > ceiling:
+        st.warning(f"No configuration of the searched settings keeps hallucination at or below {ceiling:.0%} on these "
+                   f"items: the suggestion is the one that hallucinates least ({inside:.1%} in-sample, {outside:.1%} "
+                   "out of fold). Search more settings, or accept a higher ceiling.")
+    elif outside > ceiling:
+        st.warning(f"The ceiling of {ceiling:.0%} holds on the items the thresholds were fitted on ({inside:.1%}) but "
+                   f"not out of fold ({outside:.1%}): on questions it was not fitted on, expect the higher figure. "
+                   "A lower ceiling leaves a margin.")
 
 
 def calibrate(run, run_id, values) -> None:
@@ -300,6 +340,7 @@ def calibrate(run, run_id, values) -> None:
     st.dataframe([{"setting": k, "was": stored["from"][k], "suggested": v} for k, v in found.changed.items()]
                  or [{"setting": "—", "was": "", "suggested": "no change"}], hide_index=True)
     goal = stored["goal"]
+    ceiling_note(found, goal)
     suggested = goal.score(np.asarray(found.out_of_fold["confusion"]["matrix"]))
     current = goal.score(np.asarray(M.action_metrics(run.gold, regate(run.table, values).codes)["confusion"]["matrix"]))
     worse = suggested < current

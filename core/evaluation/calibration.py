@@ -62,6 +62,17 @@ def _read_by_rules() -> tuple[str, ...]:
 GATE_SETTINGS = _read_by_rules()  # what sweeps and the threshold search may move
 
 
+def rules_reading(name: str) -> tuple[str, ...]:
+    """The gate rules whose comparisons look ``name`` up."""
+    return tuple(rule for rule, read in SETTINGS_BY_RULE.items() if name in read)
+
+
+def switched_on_reading(name: str, values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The rules reading ``name`` that ``values`` switch on: with none, moving ``name`` changes no verdict, and
+    a sweep of it is flat."""
+    return tuple(rule for rule in rules_reading(name) if values.get(f"rule_{rule}"))
+
+
 
 
 def signal_report(table: SignalTable, gold, has_context: np.ndarray) -> list[dict]:
