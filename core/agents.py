@@ -19,14 +19,14 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from core import calibrated, models, nli, prompts
+from core import calibrated, models, nli, prompts, quantities
 from core import settings as settings_mod
 from core.abduction import nli_units
 from core.bands import AgeBands, age_bands
 from core.gate import TOPIC_ABSENT_RULES, compare, comparison_text, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
 from core.evidence import answer_value
-from core.text import normalized, split_sentences
+from core.text import STOPWORDS, normalized, split_sentences, tokenize
 from core.types import (Abduction, AnswerCheck, Citation, Condition, Decision, NliScores, Response,
                         RetrievedPassage, RuleResult, Trace)
 from core.variables import object_lead, still_open
@@ -52,6 +52,33 @@ def _passage(trace: Trace, passage_id: str) -> RetrievedPassage | None:
 
 
 # --- ANSWER ------------------------------------------------------------------------------
+
+
+# Where one thing the user said ends and the next begins: a comma or semicolon, or "and"/"but" before a new subject
+# ("I'm 72, I have lived in Calvera for ten years and our household income is £12,000 a year").
+CLAUSE_BREAK = re.compile(r"\s*[,;]\s+|\s+(?:and|but)\s+(?=(?:I|I'm|I've|we|we're|we've|my|our|he|she|they|it)\b)")
+
+
+def what_decided(condition: Condition) -> str:
+    """The part of the user's statement that decided ``condition``, to quote in a yes or a no: the one clause that
+    decides it alone the same way by arithmetic, else the one clause sharing most of its words; the whole
+    statement where no single clause stands out. A scenario of three facts quoted whole under each of three
+    conditions says nothing about which fact met which."""
+    support = condition.support.strip().rstrip(" .")
+    clauses = [c.strip(" .") for c in CLAUSE_BREAK.split(support) if c.strip(" .")]
+    if len(clauses) < 2:
+        return support
+    if condition.method.startswith("numeric"):
+        wording = (condition.text, condition.user_voice)
+        whole = next((found.status for text in wording if (found := quantities.check(text, [support]))), None)
+        deciding = [c for c in clauses
+                    if any((found := quantities.check(text, [c])) and found.status == whole for text in wording)]
+        return deciding[0] if len(deciding) == 1 else support
+    wanted = set(tokenize(f"{condition.text} {condition.user_voice}")) - STOPWORDS
+    shared = [len(wanted & set(tokenize(c))) for c in clauses]
+    best = max(shared)
+    return clauses[shared.index(best)] if best and shared.count(best) == 1 else support
+
 
 class AnswerAgent:
     """Extractive by default; generated when ``mode`` is "generated", or "auto" with a capable backend."""
@@ -81,10 +108,10 @@ class AnswerAgent:
         if polarity == "yes":
             text = f"Yes. According to “{title}”, you meet " + (
                 "the condition" if len(deciding) == 1 else "the conditions") + ": " + "; ".join(
-                f"“{c.text}” (you said: {c.support})" for c in deciding) + "."
+                f"“{c.text}” (you said: {what_decided(c)})" for c in deciding) + "."
         else:
             text = f"No. “{title}” requires " + "; ".join(
-                f"“{c.text}”, but you said: {c.support.rstrip(' .')}" for c in deciding) + "."
+                f"“{c.text}”, but you said: {what_decided(c)}" for c in deciding) + "."
         return Response("ANSWER", text, "polarity", "rules", citations, answer=polarity.capitalize())
 
     @staticmethod

@@ -135,6 +135,36 @@ def test_yes_no_decided_by_conditions_cites_the_deciding_condition(claims):
     assert out_yes.answer == "Yes" and len(out_yes.citations) == 3
 
 
+def test_a_yes_quotes_the_part_of_the_scenario_that_met_each_condition(claims):
+    """Browser walkthrough: a three-fact scenario was quoted whole under each of the three conditions it met."""
+    question = "Can I get the Winter Fuel Payment?"
+    said = "I'm 72, I have lived in Calvera for ten years and our household income is £12,000 a year."
+    conds = [replace(c, method="numeric: read") for c in fuel_conditions(("established",) * 3, (said,) * 3)]
+    t = trace(question, [passage("winter_fuel#0", "Winter Fuel Payment", FUEL)], claims.run(question),
+              conditions=conds, outcome="satisfied")
+    out = AnswerAgent().run(t, decision("ANSWER", "conditions_met", polarity="yes"))
+    assert "(you said: I'm 72)" in out.text
+    assert "(you said: I have lived in Calvera for ten years)" in out.text
+    assert "(you said: our household income is £12,000 a year)" in out.text
+    assert out.text.count("£12,000") == 1
+
+
+def test_what_decided_a_condition_falls_back_to_the_whole_statement():
+    from core.agents import what_decided
+    cond = Condition(text="have lived in Calvera for at least 3 years", user_voice="I have lived in Calvera for at "
+                     "least 3 years.", kind="bullet", passage_id="winter_fuel#0", status="established")
+    # read by NLI: the clause sharing most words with the condition
+    assert what_decided(replace(cond, support="I'm 72 and I have lived in Calvera all my life.", method="nli")) == \
+        "I have lived in Calvera all my life"
+    # one clause, or none standing out: the statement as said
+    assert what_decided(replace(cond, support="I have lived here for ages.", method="nli")) == "I have lived here for ages"
+    assert what_decided(replace(cond, support="I'm retired, I'm happy.", method="nli")) == "I'm retired, I'm happy"
+    # arithmetic: the clause that settles the bound alone, though it shares no word with it
+    age = Condition(text="are aged 66 or over", user_voice="I am aged 66 or over.", kind="bullet", passage_id="p#0",
+                    status="contradicted", support="I live in Varnholm, I'm 60.", method="numeric: read")
+    assert what_decided(age) == "I'm 60"
+
+
 def test_a_supported_premise_becomes_the_cited_answer(claims):
     question = "In which town was the designer of the Harlow Bridge born?"
     bridge = passage("harlow_bridge#0", "Harlow Bridge", BRIDGE)
