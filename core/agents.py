@@ -54,6 +54,17 @@ def _passage(trace: Trace, passage_id: str) -> RetrievedPassage | None:
 # --- ANSWER ------------------------------------------------------------------------------
 
 
+def fired_comparisons(decision: Decision, first: bool = False) -> str:
+    """The deciding rule by the numbers it compared, "rule fact_absent: p_fact 0.38 < 0.66" (its explanation is
+    written for the gate trace, settings and all): every comparison, or only its first, the signal it is about
+    (the others are the conditions it applies under); the decision's reason where none was recorded."""
+    fired = next((r for r in decision.rules if r.fired and r.name == decision.rule and r.comparisons), None)
+    if fired is None:
+        return decision.reason
+    shown = fired.comparisons[:1] if first else fired.comparisons
+    return f"rule {decision.rule}: " + "; ".join(comparison_text(c, 2, verdict=False) for c in shown)
+
+
 # Where one thing the user said ends and the next begins: a comma or semicolon, or "and"/"but" before a new subject
 # ("I'm 72, I have lived in Calvera for ten years and our household income is £12,000 a year").
 CLAUSE_BREAK = re.compile(r"\s*[,;]\s+|\s+(?:and|but)\s+(?=(?:I|I'm|I've|we|we're|we've|my|our|he|she|they|it)\b)")
@@ -382,6 +393,9 @@ class AbstainAgent:
             return (f"The knowledge base does not seem to cover this topic: no document stands out — the closest, "
                     f"“{top.title}” ({top.doc_id}) and “{second.title}” ({second.doc_id}), match weakly and "
                     f"almost equally (score gap {s.score_gap:.2f}).")
+        if decision.rule == "topic_absent":  # judged by the calibrated probability, not by retrieval's raw scores
+            return (f"The knowledge base does not seem to cover this topic: the closest document, “{top.title}” "
+                    f"({top.doc_id}), is probably about something else ({fired_comparisons(decision, first=True)}).")
         return (f"The knowledge base does not seem to cover this topic: the closest document, “{top.title}” "
                 f"({top.doc_id}), matches only weakly (retrieval confidence {s.confidence:.2f}, "
                 f"{s.coverage:.0%} of the question's terms).")
@@ -409,10 +423,7 @@ class AbstainAgent:
         else:
             # a gate rule by the numbers it compared (its explanation is written for the gate trace, settings and
             # all); an answer check's reason already says what it found
-            fired = next((r for r in decision.rules if r.fired and r.name == decision.rule and r.comparisons), None)
-            found = (f"rule {decision.rule}: " + "; ".join(comparison_text(c, 2, verdict=False)
-                                                          for c in fired.comparisons)) if fired else decision.reason
-            reason += f" ({found.rstrip('.')})."
+            reason += f" ({fired_comparisons(decision).rstrip('.')})."
         if abduction is not None and abduction.triggered and abduction.best is not None:
             reason += f" The missing premise would be “{abduction.best.text}”, which nothing in it supports."
         return reason

@@ -284,6 +284,13 @@ def test_abstain_tells_topic_absent_from_fact_absent(claims):
                        "The asked fact is probably not stated (P(fact stated) is below fact_min, or statement_fact_min).")
     below = AbstainAgent().run(t, replace(decision("ABSTAIN", "fact_absent"), rules=(fired,)))
     assert "(rule fact_absent: p_fact 0.31 < 0.66)" in below.text and "fact_min" not in below.text, below.text
+    # Browser walkthrough: "matches only weakly (retrieval confidence 0.12, 100% of the question's terms)" read as a
+    # contradiction; a topic judged absent by P(topic) says so, without the flags the rule applies under
+    off_topic = RuleResult("topic_absent", "ABSTAIN", True, True, (
+        Comparison("p_topic", "<", 0.44, 0.5, True), Comparison("dangling_pronoun", "<", 0.0, 1.0, True)), "…")
+    weak = AbstainAgent().run(t, replace(decision("ABSTAIN", "topic_absent"), rules=(off_topic,)))
+    assert weak.kind == "topic_absent" and "(rule topic_absent: p_topic 0.44 < 0.50)" in weak.text, weak.text
+    assert "dangling_pronoun" not in weak.text and "of the question's terms" not in weak.text
     for out in (absent, missing, typed):
         assert out.target == "harlow_bridge" and "Harlow Bridge" in out.text and out.backend == "rules"
     empty = AbstainAgent().run(replace(t, passages=()), decision("ABSTAIN", "no_passages"))
