@@ -219,3 +219,95 @@ def test_the_methods_page_shows_each_formula_with_live_values():
     assert "Conf = **0.900**" in text and "Coverage = **0.900**" in text
     assert "1 / (2 + 1) = **0.333**" in text and "ρ = **0.667**" in text
     assert "fired **missing_variables** → **ASK**" in text and "0.60·0.710 + 0.40·1.000 = **0.826**" in text
+
+
+# --- Each section reads as a description; its development record is folded under RECORD. ---
+
+RECORD = "<!-- how it was chosen -->"
+PARAGRAPH_MAX = 1500  # characters of one visible paragraph, table row or list item
+
+
+def doc_parts(doc: str) -> list[tuple[str, str, str]]:
+    """(title, description, record) for the intro ('') and each ## / ### section."""
+    pieces = re.split(r"^(#{2,3} .+)$", doc, flags=re.M)
+    parts = [("", pieces[0].split("\n", 1)[1] if pieces[0].startswith("# ") else pieces[0], "")]
+    for title, body in zip(pieces[1::2], pieces[2::2]):
+        description, _, record = body.partition(RECORD)
+        parts.append((title.lstrip("# ").strip(), description, record))
+    return parts
+
+
+def paragraphs(text: str) -> list[str]:
+    """Blocks between blank lines, with each table row and each list item counted on its own."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = [line for line in block.split("\n") if line.strip()]
+        if lines and all(line.lstrip().startswith("|") for line in lines):
+            out.extend(lines)
+            continue
+        current: list[str] = []
+        for line in lines:
+            if re.match(r"\s*(?:[-*+]|\d+\.) ", line) and current:
+                out.append(" ".join(current))
+                current = []
+            current.append(line.strip())
+        if current:
+            out.append(" ".join(current))
+    return out
+
+
+def visible_problems(doc: str) -> list[str]:
+    """What a reader sees unfolded that reads as a development log: 'session', an overlong paragraph."""
+    problems = []
+    for title, description, record in doc_parts(doc):
+        where = title or "the intro"
+        if RECORD in record:
+            problems.append(f"{where}: more than one record line")
+        if re.search(r"\bsessions?\b", description, re.I):
+            problems.append(f"{where}: 'session' in the description")
+        problems += [f"{where}: a paragraph of {len(p)} characters: {p[:60]}…"
+                     for p in paragraphs(description) if len(p) > PARAGRAPH_MAX]
+    return problems
+
+
+def test_the_description_checks_catch_a_session_and_a_long_paragraph():
+    clean = "# Methods\n\nIntro.\n\n## seed 000 — x\n\nWhat it computes.\n\n" + RECORD + "\n\nLast session: 0.1 → 0.2.\n"
+    assert visible_problems(clean) == []
+    assert visible_problems(clean.replace("What it computes.", "Since the tenth session it computes.")) == [
+        "seed 000 — x: 'session' in the description"]
+    long = "word " * 400
+    [problem] = visible_problems(clean.replace("What it computes.", f"- **Departures:** {long}\n  {long}"))
+    assert problem.startswith("seed 000 — x: a paragraph of 40")
+    assert visible_problems(clean.replace("What it computes.", f"| a | {long} |")) != []
+    assert visible_problems(clean + "\n" + RECORD + "\n") == ["seed 000 — x: more than one record line"]
+
+
+def test_each_section_reads_as_a_description_with_its_record_folded(doc):
+    assert RECORD in METHODS.read_text(encoding="utf-8"), "the page must fold at the doc's record line"
+    assert not visible_problems(doc), "\n".join(visible_problems(doc))
+    parts = doc_parts(doc)
+    recorded = [title for title, _, record in parts if record.strip()]
+    assert len(recorded) >= 6 and "" not in recorded
+    assert sum(len(d) for _, d, _ in parts) < len(doc) / 2, "most of the doc should be folded record"
+    for title, description, record in parts:
+        if title.startswith("seed 002 §3."):  # the formulas stay in the description, not the record
+            assert record.count("$$") == 0, title
+    # the record reads as a record: no session talk there either
+    assert not re.search(r"\bsessions?\b", doc, re.I)
+
+
+def test_the_methods_page_folds_each_record_into_an_expander(doc):
+    at = AppTest.from_file(str(METHODS), default_timeout=30).run()
+    assert not at.exception
+    recorded = [(title, record) for title, _, record in doc_parts(doc) if record.strip()]
+    folds = [e for e in at.expander if e.label == "How it was chosen"]
+    assert len(folds) == len(recorded)
+    assert all(not e.proto.expanded for e in folds)
+    folded = [m.value for e in folds for m in e.markdown]
+    outside = [m.value for m in at.markdown if m.value not in folded]
+    # a measurement of the record is shown in its fold and nowhere else; the description outside, not in it
+    for text in ("0.7677 → 0.7701", "round 62", "0.7687 → 0.7697"):
+        assert any(text in m for m in folded), text
+        assert not any(text in m for m in outside), text
+    assert any(r"\max_{k=1..K}" in m for m in outside) and not any(r"\max_{k=1..K}" in m for m in folded)
+    assert not any(re.search(r"\bsessions?\b", m, re.I) for m in outside)

@@ -1,5 +1,6 @@
 """The Methods page: docs/methods.md (every formula, its source, where the workbench departs from it),
-with each formula's value for the question loaded on Inspect and the settings that cite a source."""
+with each formula's value for the question loaded on Inspect and the settings that cite a source.
+A section's record (the text after its RECORD line: the cases and measurements behind each choice) is folded."""
 import re
 from pathlib import Path
 
@@ -11,13 +12,16 @@ from components.settings_panel import current_values
 from core.settings import SETTINGS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "methods.md"
+RECORD = "<!-- how it was chosen -->"  # a section's description above this line, its record below
+RECORD_LABEL = "How it was chosen"
 
 st.set_page_config(page_title="Methods · Answerability Workbench", page_icon="📐", layout="wide")
 
 
 @st.cache_data
-def doc_sections(path: str, mtime: float) -> tuple[str, tuple[tuple[int, str, str], ...]]:
-    """The doc's intro and its (level, title, body) sections at ## and ###; ``mtime`` re-reads an edited doc."""
+def doc_sections(path: str, mtime: float) -> tuple[str, tuple[tuple[int, str, str, str], ...]]:
+    """The doc's intro and its (level, title, description, record) sections at ## and ###, the record being
+    what follows the RECORD line ('' without one); ``mtime`` re-reads an edited doc."""
     intro, sections = [], []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         heading = re.match(r"(#{2,3}) (.+)", line)
@@ -27,7 +31,11 @@ def doc_sections(path: str, mtime: float) -> tuple[str, tuple[tuple[int, str, st
             continue  # the doc's title: the page has its own
         else:
             (sections[-1][2] if sections else intro).append(line)
-    return "\n".join(intro).strip(), tuple((lvl, title, "\n".join(body).strip()) for lvl, title, body in sections)
+
+    def split(body: list[str]) -> tuple[str, str]:
+        description, _, record = "\n".join(body).partition(RECORD)
+        return description.strip(), record.strip()
+    return "\n".join(intro).strip(), tuple((lvl, title, *split(body)) for lvl, title, body in sections)
 
 
 def anchor(title: str) -> str:
@@ -121,21 +129,23 @@ if not DOC.is_file():
 intro, sections = doc_sections(str(DOC), DOC.stat().st_mtime)
 st.markdown(intro)
 with st.expander("Contents", expanded=True):
-    st.markdown("\n".join(f"{'    ' * (level - 2)}- [{title}](#{anchor(title)})" for level, title, _ in sections)
+    st.markdown("\n".join(f"{'    ' * (level - 2)}- [{title}](#{anchor(title)})" for level, title, *_ in sections)
                 + "\n- [Settings that cite a source](#settings-that-cite-a-source)")
 
-for level, title, body in sections:
+for level, title, description, record in sections:
     (st.header if level == 2 else st.subheader)(title, anchor=anchor(title))
-    st.markdown(body)
+    st.markdown(description)
     if title.startswith(CALIBRATED_HEADING):
         calibrator_table()
-    if trace is None:
-        continue
-    live = next((fn for key, fn in LIVE.items() if title.startswith(key)), None)
-    if live:
-        st.markdown("**Live:** " + (live(trace, values) or "not computed for this question."))
-    elif title.startswith("The gate as a whole"):
-        st.markdown(f"**Live:** fired **{decision.rule}** → **{decision.action}**: {md(decision.reason)}")
+    if trace is not None:
+        live = next((fn for key, fn in LIVE.items() if title.startswith(key)), None)
+        if live:
+            st.markdown("**Live:** " + (live(trace, values) or "not computed for this question."))
+        elif title.startswith("The gate as a whole"):
+            st.markdown(f"**Live:** fired **{decision.rule}** → **{decision.action}**: {md(decision.reason)}")
+    if record:
+        with st.expander(RECORD_LABEL, expanded=False):
+            st.markdown(record)
 
 st.header("Settings that cite a source", anchor="settings-that-cite-a-source")
 st.caption("Generated from core/settings.py: each setting whose help names a source document, its default "
