@@ -33,7 +33,7 @@ from core.models import Models
 from core.retrieval import Retriever
 from core.signals import QuestionFeatures, SignalStage, question_features, with_premise
 from core.stepback import ClaimRewriter, StepBackRewriter, stepback_retrieve
-from core.text import LRU, stable_hash
+from core.text import LRU, stable_hash, without_markup
 from core.types import (Abduction, AnswerChoice, Claim, ClaimRewrite, Passage, PassageNli, Query, RetrievedPassage,
                         Signals, StepBackRetrieval, Subgraph, Trace, VariableState, to_dict)
 from core.variables import FIRST_PERSON, VariableStage
@@ -49,8 +49,10 @@ class InputError(ValueError):
 
 
 def make_query(question: str, scenario: str = "", history: Sequence[Any] = ()) -> Query:
-    """A checked Query; history items may be (q, a) pairs or {"question", "answer"} dicts
-    (ShARC's {"follow_up_question", "follow_up_answer"} too)."""
+    """A checked Query, read without any HTML it was pasted with (``without_markup``); history items may be
+    (q, a) pairs or {"question", "answer"} dicts (ShARC's {"follow_up_question", "follow_up_answer"} too)."""
+    if isinstance(question, str):
+        question = without_markup(question)
     if not isinstance(question, str) or not question.strip():
         raise InputError("The question is empty: type a question to analyse.")
     if len(question) > MAX_QUESTION_CHARS:
@@ -66,8 +68,8 @@ def make_query(question: str, scenario: str = "", history: Sequence[Any] = ()) -
             a = item.get("answer", item.get("follow_up_answer", ""))
         else:
             q, a = item
-        turns.append((str(q), str(a)))
-    return Query(question=" ".join(question.split()), scenario=scenario.strip(), history=tuple(turns))
+        turns.append((without_markup(str(q)), without_markup(str(a))))
+    return Query(question=" ".join(question.split()), scenario=without_markup(scenario).strip(), history=tuple(turns))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import html
 import json
 import re
 import threading
@@ -17,6 +18,25 @@ from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterator, Sequence
 
 from core.types import Sentence
+
+# HTML a question or a scenario may be pasted with. A block element ends a phrase, an inline one only marks it up;
+# a script or a style says nothing. Only the tags HTML defines count: "income < £12,000 and age > 66" holds none.
+_INLINE_TAGS = "a|abbr|b|big|cite|code|em|font|i|mark|q|s|small|span|strong|sub|sup|u"
+_BLOCK_TAGS = "blockquote|br|dd|div|dl|dt|h[1-6]|hr|li|ol|p|pre|table|tbody|td|th|thead|tr|ul"
+_HIDDEN_ELEMENT = re.compile(r"<(script|style)\b[^<>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(rf"</?(?:(?P<inline>{_INLINE_TAGS})|{_BLOCK_TAGS})\b[^<>]*?/?>", re.IGNORECASE)
+_ENTITY = re.compile(r"&(?:[A-Za-z]+\d*|#\d+|#[xX][0-9A-Fa-f]+);")
+
+
+def without_markup(text: str) -> str:
+    """``text`` as it reads without the HTML it was pasted with: tags dropped (a block's as a space), scripts and
+    styles with their content, entities ("&amp;") decoded. A question read with its tags became a claim with "<p>"
+    in it, and no sentence entails that; text with no tag or entity comes back unchanged."""
+    if "<" not in text and "&" not in text:
+        return text
+    stripped = _TAG.sub(lambda m: "" if m.group("inline") else " ", _HIDDEN_ELEMENT.sub(" ", text))
+    return _ENTITY.sub(lambda m: html.unescape(m.group()), stripped)
+
 
 # A list-item marker: a bullet glyph, "1." / "2)" / "a." / "(a)" / "(iv)" (an opening "(" optional).
 MARKER = r"(?:[-*+•·▪◦‣–—]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\((?:\d{1,3}|[a-z]|[ivx]{1,4})\))"

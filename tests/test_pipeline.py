@@ -122,8 +122,23 @@ def test_trace_round_trips_through_json(sample_traces):
     assert from_dict(Trace, json.loads(json.dumps(to_dict(trace)))) == trace
 
 
+def test_a_question_pasted_as_html_is_read_as_its_text(sample_pipeline):
+    """Browser walkthrough: "<p>When did the <b>Harlow Bridge</b> open?</p>" became a claim with its tags in it."""
+    query = make_query("<p>When did the <b>Harlow Bridge</b> open?</p><script>alert(1)</script>",
+                       "I live in Tessby &amp; work in Harlow.<br>", [("<i>Are you 66?</i>", "No")])
+    assert query.question == "When did the Harlow Bridge open?"
+    assert query.scenario == "I live in Tessby & work in Harlow." and query.history == (("Are you 66?", "No"),)
+    trace = sample_pipeline.analyze(query)
+    assert "<" not in trace.claim.text and trace.claim.answer_type == "DATE"
+    assert trace.answer is not None and "1958" in trace.answer.value
+    # what is no tag stays: a comparison typed with angle brackets, an ampersand in a name
+    assert make_query("Is income < £12,000 and age > 66 enough?").question == "Is income < £12,000 and age > 66 enough?"
+    assert make_query("Does AT&T pay & deliver?").question == "Does AT&T pay & deliver?"
+
+
 @pytest.mark.parametrize("question, message", [
     ("   ", "empty"),
+    ("<p> </p>", "empty"),
     ("x" * 100_000, "limit"),
 ])
 def test_bad_questions_get_a_clear_message(question, message):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.text import LRU, jsonl_records, split_sentences, stable_hash, strip_list_marker
+from core.text import LRU, jsonl_records, split_sentences, stable_hash, strip_list_marker, without_markup
 
 
 def test_lru_cache_is_bounded_and_keeps_what_was_used_last():
@@ -103,3 +103,17 @@ def test_straight_quotes_keeps_length_and_straightens_apostrophes():
 def test_a_title_line_names_a_section_and_says_nothing(line, is_title):
     from core.text import title_line
     assert title_line(line) is is_title
+
+
+@pytest.mark.parametrize("pasted, read", [
+    ("<p>When did the <b>Harlow Bridge</b> open?</p>", " When did the Harlow Bridge open? "),
+    ("<b>Harlow</b>'s bridge", "Harlow's bridge"),
+    ("one<br/>two", "one two"),
+    ("<SCRIPT type='x'>alert('<p>')</SCRIPT>Can I?", " Can I?"),
+    ("Tom &amp; Jerry &#8217; &eacute;", "Tom & Jerry \u2019 \u00e9"),
+    ("income < £12,000 and age > 66", "income < £12,000 and age > 66"),  # no tag HTML defines
+    ("R&D and AT&T &amp", "R&D and AT&T &amp"),  # no entity without its semicolon
+    ("plain text", "plain text"),
+])
+def test_without_markup_reads_pasted_html_as_its_text(pasted, read):
+    assert without_markup(pasted) == read
