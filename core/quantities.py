@@ -313,7 +313,7 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
         if word_currency:
             end = m.end() + word_currency.end()
         period, end = _period(low, end)
-        period = period or _period_before(low[:rel_start])
+        period = period or _period_before(low[:rel_start]) or _period_past_relation(low, end)
         unit = f"{symbol}/{period}" if period else symbol
         return _finish(text, low, value, "money", unit, rel, start, end, negated, "")
 
@@ -322,6 +322,7 @@ def _read(text: str, low: str, m: re.Match) -> tuple[Quantity | None, int]:
     hours = re.match(r"\s*(?:hours?|hrs?)\b", after)
     if hours:
         period, end = _period(low, end + hours.end())
+        period = period or _period_past_relation(low, end)
         return _finish(text, low, value, "hours", f"hours/{period}" if period else "hours",
                        rel, start, end, negated, "")
 
@@ -463,6 +464,14 @@ def _period(low: str, end: int) -> tuple[str, int]:
     return _PERIOD_WORDS.get(name, name), end + m.end()
 
 
+def _period_past_relation(low: str, end: int) -> str:
+    """The period after a trailing relation ("£151 or less a week", "35 hours or more a week"), or "": the
+    relation is read where the quantity is finished (``_finish``); without its period the bound compared with
+    nothing the user said per week."""
+    relation = _POST_GE.match(low[end:]) or _POST_LE.match(low[end:])
+    return _period(low, end + relation.end())[0] if relation else ""
+
+
 # What puts "a N-year-old …" on the asker: "I am a", "I'm an", "as a" at the start of a sentence.
 SAID_OF_SPEAKER = re.compile(r"(?:\b(?:i am|i'm|im|i was)|(?:^|[.!?]\s+)as)\s+an?\s+$")
 
@@ -490,6 +499,8 @@ def _finish(text: str, low: str, value: float, kind: str, unit: str, rel: str, s
     if post and rel == "==":
         rel = post
         end += re.match(r"\s*(?:\+|plus|(?:or|and)\s+\w+)", low[end:]).end()
+        if "/" in unit:  # the period after the relation ("£151 or less a week", ``_period_past_relation``) is its own
+            end = _period(low, end)[1]
     if negated:
         if rel not in _INVERT:
             return None, end  # "I am not 65": says what the value is not, which bounds nothing

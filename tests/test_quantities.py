@@ -593,3 +593,26 @@ def test_a_lifelong_stay_lasts_the_users_age(facts, status):
 ])
 def test_a_lifelong_stay_needs_the_users_age_and_the_same_thing(facts):
     assert check("have lived in Calvera for at least 3 years", facts, reference_year=YEAR) is None
+
+
+@pytest.mark.parametrize("condition, fact, status", [
+    # Browser walkthrough (sample KB, Carer's Allowance): "£151 or less a week" lost its period to the "or less" before
+    # it, so "I earn £120 a week" compared with nothing and the condition was asked about
+    ("earn £151 or less a week after tax and expenses", "I'm 30, I care for my mother 40 hours a week and I earn £120 a week.",
+     "established"),
+    ("earn £151 or less a week after tax and expenses", "I earn £200 a week.", "contradicted"),
+    ("earn £151 or less a week", "I earn £7,000 a year", "established"),  # periods convert once both are known
+    ("spend 35 hours or more a week caring for someone", "I look after my nan 20 hours a week", "contradicted"),
+    ("work 16 hours or more per week", "I work 30 hours a week", "established"),
+])
+def test_a_period_after_a_trailing_relation_belongs_to_the_bound(condition, fact, status):
+    found = check(condition, [fact])
+    assert found is not None and found.status == status, found
+
+
+def test_the_period_after_a_trailing_relation_is_read_once():
+    """It is the bound's, not a duration of its own ("a week" read as 0.23 months)."""
+    assert [(q.text, q.unit, q.relation) for q in extract("You must earn £151 or less a week after tax.")] == \
+        [("£151 or less a week", "£/week", "<=")]
+    assert [(q.text, q.unit, q.relation) for q in extract("35 hours or more a week")] == \
+        [("35 hours or more a week", "hours/week", ">=")]
