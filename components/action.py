@@ -79,11 +79,15 @@ def plain(text: str) -> str:
 
 def _without_asides(text: str) -> str:
     """``text`` less every parenthesised aside that opens with a capital letter ("(Before condition_open: …)",
-    "(Not for a question told with a scenario: …)"), nested brackets included; an example in brackets
-    ("(\"When was the ship launched?\")") or a gloss ("(calibrated P(topic covered) is low)") stays."""
+    "(Not for a question told with a scenario: …)") or a quotation, nested brackets included. A quoted example
+    ("(\"£71.70 for people aged under 25 …\")") read on the card as this question's evidence (a browser
+    walkthrough: Jobseeker's Allowance rates under a Winter Fuel Payment question); a gloss ("(calibrated P(topic
+    covered) is low)") stays."""
     out, k = [], 0
     while k < len(text):
-        if text[k] == "(" and text[k + 1:k + 2].isupper():
+        # an aside follows a space; "P(ANSWER) 0.12" is a name, whatever it holds
+        if text[k] == "(" and (k == 0 or text[k - 1].isspace()) and (text[k + 1:k + 2].isupper()
+                                                                    or text[k + 1:k + 2] in "\"“"):
             depth, end = 0, k
             while end < len(text):
                 depth += {"(": 1, ")": -1}.get(text[end], 0)
@@ -94,7 +98,7 @@ def _without_asides(text: str) -> str:
             continue
         out.append(text[k])
         k += 1
-    return "".join(out).replace(" .", ".")
+    return re.sub(r"\s+([.,;:])", r"\1", "".join(out))
 
 
 def why_sentence(decision: Decision, response: Response, refusal: str) -> str:

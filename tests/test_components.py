@@ -298,7 +298,15 @@ def test_the_cards_why_is_what_the_rule_found_without_its_asides_on_order_and_fi
         "The knowledge base is not about what the question asks (calibrated P(topic covered) is low).")
     assert action.plain(explanation["conditions_met"]).endswith("answer a yes/no question with its positive outcome.")
     assert "ShARC" not in action.plain(explanation["conditions_met"])
-    assert "(\"When was the ship launched?\")" in action.plain(explanation["described_referents"]), "examples stay"
+    # an example in the rule's text read as this question's evidence (walkthrough: Jobseeker's Allowance rates under
+    # a Winter Fuel Payment question); the gate trace keeps it
+    assert action.plain(explanation["value_by_age"]) == (
+        "The asker's own question asks for an amount or a length of time that the top document gives by age, and "
+        "the asker has given no age: ask it.")
+    assert "ship launched" not in action.plain(explanation["described_referents"])
+    # a name with brackets is no aside (walkthrough: the learned gate's Why read "P 0.12, P 0.73, P 0.15")
+    assert action.plain("Learned: P(ANSWER) 0.12, P(ASK) 0.73, P(ABSTAIN) 0.15; ASK (Fitted on …).") == \
+        "Learned: P(ANSWER) 0.12, P(ASK) 0.73, P(ABSTAIN) 0.15; ASK."
     assert action.plain("Found it (Not for a statement: see (b)). More.") == "Found it."
     assert "fact_min" not in action.plain(explanation["fact_absent"]), "no setting names on the card"
 
