@@ -71,11 +71,21 @@ CLAUSE_BREAK = re.compile(r"\s*[,;]\s+|\s+(?:and|but)\s+(?=(?:I|I'm|I've|we|we'r
 
 
 def what_decided(condition: Condition) -> str:
-    """The part of the user's statement that decided ``condition``, to quote in a yes or a no: the one clause that
-    decides it alone the same way by arithmetic, else the one clause sharing most of its words; the whole
-    statement where no single clause stands out. A scenario of three facts quoted whole under each of three
-    conditions says nothing about which fact met which."""
+    """What the user said that decided ``condition``, to quote in a yes or a no: a reply to a follow-up as the
+    answer to that question ("you answered “no” to “Have you lived in Calvera for 5 years?”", not the two run
+    together as if the user had said the question), else "you said: " and the part of the statement that decided
+    it: the one clause that decides it alone the same way by arithmetic, else the one clause sharing most of its
+    words, else the whole statement. A scenario of three facts quoted whole under each of three conditions says
+    nothing about which fact met which."""
     support = condition.support.strip().rstrip(" .")
+    if condition.method.startswith("history"):
+        question, mark, reply = support.rpartition("?")
+        if mark and reply.strip():
+            return f"you answered “{reply.strip()}” to “{question.strip()}?”"
+    return f"you said: {_deciding_clause(condition, support)}"
+
+
+def _deciding_clause(condition: Condition, support: str) -> str:
     clauses = [c.strip(" .") for c in CLAUSE_BREAK.split(support) if c.strip(" .")]
     if len(clauses) < 2:
         return support
@@ -116,13 +126,13 @@ class AnswerAgent:
         deciding = [c for c in trace.variables.conditions if c.status == wanted]
         citations = tuple(self._condition_citation(trace, c) for c in deciding)
         title = citations[0].title if citations else "the rules"
+        conditions = "the condition" if len(deciding) == 1 else "the conditions"
         if polarity == "yes":
-            text = f"Yes. According to “{title}”, you meet " + (
-                "the condition" if len(deciding) == 1 else "the conditions") + ": " + "; ".join(
-                f"“{c.text}” (you said: {what_decided(c)})" for c in deciding) + "."
+            text = f"Yes. According to “{title}”, you meet {conditions}: " + "; ".join(
+                f"“{c.text}” ({what_decided(c)})" for c in deciding) + "."
         else:
-            text = f"No. “{title}” requires " + "; ".join(
-                f"“{c.text}”, but you said: {what_decided(c)}" for c in deciding) + "."
+            text = f"No. “{title}” sets {conditions} " + "; ".join(
+                f"“{c.text}”, but {what_decided(c)}" for c in deciding) + "."
         return Response("ANSWER", text, "polarity", "rules", citations, answer=polarity.capitalize())
 
     @staticmethod

@@ -155,14 +155,19 @@ def test_what_decided_a_condition_falls_back_to_the_whole_statement():
                      "least 3 years.", kind="bullet", passage_id="winter_fuel#0", status="established")
     # read by NLI: the clause sharing most words with the condition
     assert what_decided(replace(cond, support="I'm 72 and I have lived in Calvera all my life.", method="nli")) == \
-        "I have lived in Calvera all my life"
+        "you said: I have lived in Calvera all my life"
     # one clause, or none standing out: the statement as said
-    assert what_decided(replace(cond, support="I have lived here for ages.", method="nli")) == "I have lived here for ages"
-    assert what_decided(replace(cond, support="I'm retired, I'm happy.", method="nli")) == "I'm retired, I'm happy"
+    assert what_decided(replace(cond, support="I have lived here for ages.", method="nli")) == \
+        "you said: I have lived here for ages"
+    assert what_decided(replace(cond, support="I'm retired, I'm happy.", method="nli")) == "you said: I'm retired, I'm happy"
+    # a reply to a follow-up is the answer to that question, not a statement run together with it (walkthrough)
+    assert what_decided(replace(cond, support="Have you lived in Calvera for at least 3 years? No, I moved here 2 years ago",
+                                method="history (similarity 0.93)")) == \
+        "you answered “No, I moved here 2 years ago” to “Have you lived in Calvera for at least 3 years?”"
     # arithmetic: the clause that settles the bound alone, though it shares no word with it
     age = Condition(text="are aged 66 or over", user_voice="I am aged 66 or over.", kind="bullet", passage_id="p#0",
                     status="contradicted", support="I live in Varnholm, I'm 60.", method="numeric: read")
-    assert what_decided(age) == "I'm 60"
+    assert what_decided(age) == "you said: I'm 60"
 
 
 def test_a_supported_premise_becomes_the_cited_answer(claims):

@@ -330,8 +330,8 @@ def test_a_dialogue_in_place_reply_buttons_turns_edit_and_start_over(conversing)
     assert at.session_state[wiring.TRACE_KEY].query.history == (("Are you aged 66 or over?", "Yes"),)
     at.text_input(key="aw_reply").input("no")
     at.button(key="aw_send").click().run()
-    assert action_of(at) == "ANSWER" and "No. “Winter Fuel Payment” requires “have lived in Calvera for 5 years”, " \
-        "but you said: Have you lived in Calvera for 5 years? no." in card_of(at)
+    assert action_of(at) == "ANSWER" and "No. “Winter Fuel Payment” sets the condition “have lived in Calvera for 5 " \
+        "years”, but you answered “no” to “Have you lived in Calvera for 5 years?”." in card_of(at)
     assert at.session_state[wiring.DECISION_KEY].answer_polarity == "no"
     assert len(conversing.queries) == 3
     edit = next(t for t in at.text_input if t.label == "Edit the reply to turn 1")
