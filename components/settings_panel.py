@@ -119,9 +119,9 @@ def render_settings() -> dict[str, Any]:
                     values[s.name] = _widget(s, widget_key(s.name), state[widget_key(s.name)])
         values = settings_mod.resolve(values)
         st.session_state[VALUES_KEY] = values
-        changed = [s.name for s in SETTINGS if differs(s, values[s.name])]
-        st.caption(f"{len(changed)} setting(s) changed from the defaults" + (f": {', '.join(changed)}" if changed
-                                                                              else "."))
+        changed = [s for s in SETTINGS if differs(s, values[s.name])]  # named as their widgets are labelled
+        st.caption(f"{len(changed)} setting{'' if len(changed) == 1 else 's'} changed from the defaults"
+                   + (": " + ", ".join(f"“{s.label or s.name}”" for s in changed) if changed else "."))
         st.button("Reset to defaults", on_click=_reset, key="aw_reset", width="stretch")
         st.download_button("Save preset (JSON)", lambda: settings_mod.preset_json(values), file_name="preset.json",
                            mime="application/json", key="aw_preset_save", on_click="ignore", width="stretch")

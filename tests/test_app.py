@@ -458,7 +458,9 @@ def test_the_settings_keep_their_values_from_inspect_straight_to_evaluate(fake):
     assert not at.exception
     assert at.sidebar.slider(key=widget_key("fact_min")).value == pytest.approx(0.8)
     assert at.sidebar.slider(key=widget_key("top_k")).value == settings.BY_NAME["top_k"].default
-    assert any(c.value.startswith("1 setting(s) changed from the defaults: fact_min") for c in at.sidebar.caption)
+    label = settings.BY_NAME["fact_min"].label
+    assert any(c.value == f"1 setting changed from the defaults: “{label}”" for c in at.sidebar.caption), \
+        "named as the slider is labelled (walkthrough: raw names such as rule_described_referents)"
 
 
 def test_the_learned_gate_decides_when_chosen_in_the_sidebar(fake):

@@ -399,7 +399,9 @@ def transfer(values) -> None:
     with st.expander("Transfer: every report set at once", expanded=TRANSFER in st.session_state):
         st.caption("ShARC dev half A, ContractNLI dev, the held-out SQuAD articles and the sample KB's three question "
                    "sets, gated by the current sliders, the declared defaults and the general learned gate. The "
-                   "calibrators, defaults and learned gate were fitted on ../shared/data/train only. Each set is "
+                   "calibrators, defaults and learned gate were fitted on the training data alone (ShARC train trees, "
+                   "ContractNLI train contracts, other SQuAD articles and the train KB's questions), none of these. "
+                   "Each set is "
                    "analysed once (cached); the first run of all of them takes tens of minutes.")
         if st.button("Compute the transfer table", key="aw_eval_transfer"):
             try:
