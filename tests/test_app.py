@@ -279,6 +279,20 @@ def test_kb_page_lists_uploads_reports_bad_files_and_keeps_what_is_indexed(tmp_p
 
 
 
+def test_kb_page_says_a_typed_folder_does_not_exist_and_how_to_fill_an_empty_one(tmp_path, monkeypatch):
+    """Browser walkthrough: "kbs/nope is not a folder." above the previous KB's figures, and an empty folder's error
+    only named the command line."""
+    monkeypatch.setenv("AW_ALLOWED_ROOTS", str(tmp_path))
+    (tmp_path / "empty").mkdir()
+    at = AppTest.from_file(KB_PAGE, default_timeout=600).run()
+    shown = at.session_state[wiring.KB_KEY]
+    at.text_input(key="aw_kb_path").input(str(tmp_path / "nope")).run()
+    assert f"{tmp_path / 'nope'} does not exist: the knowledge base is still {shown}." in at.error[0].value
+    at.text_input(key="aw_kb_path").input(str(tmp_path / "empty")).run()
+    assert "holds no .txt, .md, .pdf or .jsonl files" in at.error[0].value
+    assert "Add documents" in at.info[0].value and not at.exception
+
+
 def test_streamlit_reads_the_offline_config_next_to_the_app(tmp_path):
     """From any working directory, `streamlit run app/Inspect.py` binds to loopback, sends no usage
     statistics, does not watch the project (whose .venv would flood the watcher) and skips the

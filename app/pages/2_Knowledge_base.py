@@ -27,7 +27,8 @@ def open_folder() -> None:
     try:
         folder = wiring.allowed_path(text)
         if not folder.is_dir():
-            raise PathNotAllowed(f"{text} is not a folder.")
+            raise PathNotAllowed(f"{text} {'is not a folder' if folder.exists() else 'does not exist'}: the knowledge "
+                                 f"base is still {st.session_state.get(wiring.KB_KEY) or 'the one selected'}.")
         st.session_state[wiring.KB_KEY] = wiring.remember_kb(folder)
     except PathNotAllowed as exc:
         st.session_state[REPORT] = {"errors": [str(exc)]}
@@ -95,6 +96,9 @@ try:
 except (KnowledgeBaseError, ModelUnavailable) as exc:
     kb = None
     st.error(str(exc))
+    if isinstance(exc, KnowledgeBaseError):  # its message names the command line; this page does the same
+        st.info("Here, add documents under **Add documents** below (into the selected knowledge base): they are "
+                "indexed at once.")
 
 if kb is not None:
     docs = list(kb.documents.values())
