@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 from core import calibrated, models, nli, prompts, quantities
 from core import settings as settings_mod
 from core.abduction import nli_units
-from core.bands import AgeBands, age_bands
+from core.bands import AgeBands, age_bands, banded, told_age
 from core.gate import TOPIC_ABSENT_RULES, compare, comparison_text, first_that_fires
 from core.generation import Backend, TemplateBackend, backend_for
 from core.evidence import answer_value
@@ -169,10 +169,17 @@ class AnswerAgent:
             label = next((n.claim.label for n in trace.nli if n.passage_id == passage.passage.id), "")
             polar = {"entailment": "Yes", "contradiction": "No"}.get(label, "")
         answer = choice.value or polar
+        sentence = choice.sentence
+        bands = banded(trace.claim.answer_type, trace.passages) if choice.value else None
+        if bands is not None and bands.passage_id == choice.passage_id and choice.value in bands.values \
+                and not told_age(trace.query)[0]:
+            # one band's value of an amount the text gives by age, asked by nobody in particular ("How much is the
+            # Winter Fuel Payment?"): every band, as the text gives them, not "£300" alone
+            answer, sentence = f"{' or '.join(bands.values)}, by age", bands.text
         lead = f"{answer}. " if answer else ""
-        text = f"{lead}According to “{passage.passage.title}”: {choice.sentence}"
-        return Response("ANSWER", text, "extractive", "extractive", (_cite(passage, choice.sentence),),
-                        answer=answer or choice.sentence, statement=choice.sentence)
+        text = f"{lead}According to “{passage.passage.title}”: {sentence}"
+        return Response("ANSWER", text, "extractive", "extractive", (_cite(passage, sentence),),
+                        answer=answer or sentence, statement=sentence)
 
     def _best_sentence(self, trace: Trace, p: RetrievedPassage) -> str:
         premises = nli.premise_sentences(p.passage)

@@ -61,8 +61,17 @@ def age_bands(query: Query, answer_type: str, passages: Sequence[RetrievedPassag
     questions, 3 of them with an answer that turns on a condition (a quarter of them do); on no ShARC, ContractNLI
     or SQuAD training question. It does not check that the values are of the thing asked: a savings limit asked of
     a page whose only banded amount is the weekly rate is asked the age too."""
+    if not (FIRST_PERSON.search(query.question) or query.scenario.strip()):
+        return None
+    return banded(answer_type, passages)
+
+
+def banded(answer_type: str, passages: Sequence[RetrievedPassage]) -> AgeBands | None:
+    """The values of ``answer_type``'s kind that the top document's retrieved passages give by age, whoever asks
+    (``age_bands`` without its asker): what an answer to "How much is the Winter Fuel Payment?" gives in full
+    rather than as one band's value."""
     kind = AGE_BANDED.get(answer_type)
-    if not kind or not passages or not (FIRST_PERSON.search(query.question) or query.scenario.strip()):
+    if not kind or not passages:
         return None
     top = passages[0].passage.doc_id
     for retrieved in passages[:BANDS_PASSAGES]:

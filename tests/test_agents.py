@@ -149,6 +149,22 @@ def test_a_yes_quotes_the_part_of_the_scenario_that_met_each_condition(claims):
     assert out.text.count("£12,000") == 1
 
 
+def test_an_amount_given_by_age_is_answered_with_every_band_when_nobody_in_particular_asks(claims):
+    """Browser walkthrough: "How much is the Winter Fuel Payment?" was answered "£300", the 80-or-over band alone."""
+    text = ("The amount depends on the age of the oldest person in your household. A household where the oldest person "
+            "is aged between 66 and 79 gets £200. A household with someone aged 80 or over gets £300.")
+    question = "How much is the Winter Fuel Payment?"
+    fuel = passage("winter_fuel#2", "Winter Fuel Payment", text)
+    t = trace(question, [fuel], claims.run(question), best=(2,))
+    assert t.answer is not None and t.answer.value in ("£200", "£300")
+    out = AnswerAgent().run(t, decision("ANSWER", "default_answer"))
+    assert out.answer == "£200 or £300, by age" and out.text.startswith("£200 or £300, by age. According to")
+    assert "aged between 66 and 79 gets £200" in out.statement and "80 or over gets £300" in out.statement
+    # an age told picks its band (the analysis's answer), and the reply gives that one value
+    told = replace(t, query=Query(question, scenario="I'm 84."))
+    assert AnswerAgent().run(told, decision("ANSWER", "default_answer")).answer == t.answer.value
+
+
 def test_what_decided_a_condition_falls_back_to_the_whole_statement():
     from core.agents import what_decided
     cond = Condition(text="have lived in Calvera for at least 3 years", user_voice="I have lived in Calvera for at "
