@@ -43,8 +43,8 @@ from core.quantities import singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
 from core.types import Trace
-from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, YES, all_required_met, conditions_apply, content_words,
-                            follow_up_support, met_alternatives, read_without_nli)
+from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, UNSURE, YES, all_required_met, conditions_apply,
+                            content_words, follow_up_support, met_alternatives, read_without_nli)
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
@@ -448,10 +448,10 @@ def _names(text: str) -> set[str]:
 
 
 def answered(trace: Trace) -> list[str]:
-    """The user's replies to follow-up questions that answer yes or no, lower-cased: "Let me check."
-    settles nothing and counts as no turn."""
+    """The user's replies to follow-up questions that answer yes or no, lower-cased: "Let me check." and "I don't
+    know" (which opens like a no) settle nothing and count as no turn."""
     said = (straight_quotes(a).strip().lower() for _, a in trace.query.history)
-    return [a for a in said if YES.match(a) or NO.match(a)]
+    return [a for a in said if (YES.match(a) or NO.match(a)) and not UNSURE.search(a)]
 
 
 def _left_over(count: int) -> int:

@@ -912,7 +912,8 @@ def known_variables(query: Query) -> tuple[str, ...]:
         known += [e.text for e in doc.ents]
         known += [c.text for c in doc.noun_chunks if c.root.pos_ == "PROPN"]
     for question, answer in query.history:
-        if YES.match(answer) or NO.match(answer):
+        # "I don't know" opens like a no, and states nothing: it made ρ rise on a reply that settled nothing
+        if (YES.match(answer) or NO.match(answer)) and not UNSURE.search(answer):
             known.append(f"{question.strip()} {answer.strip()}")
     seen: dict[str, str] = {}
     for k in known:

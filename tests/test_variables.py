@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from core import nli, variables, voice
+from tests import factories
 from core.kb import Document, chunk_document
 from core.types import Condition, NliScores, Query
 from core.variables import VariableStage, all_required_met, combine, extract_conditions, lead_conditions, still_open
@@ -1610,3 +1611,16 @@ def test_nli_does_not_contradict_a_bound_the_fact_states_a_quantity_for(monkeypa
     checked = VariableStage()._check([cond], Query(question="Am I entitled to sick pay?",
                                                    scenario="I'm an employee and I've been off with flu for 6 days now."))
     assert checked[0].status == "missing" and checked[0].method == "nli (a bound needs arithmetic)"
+
+
+def test_a_reply_of_not_knowing_states_nothing_and_is_no_turn():
+    """Browser walkthrough: "I don't know" opens like a no, so ρ rose on a reply the page said had settled nothing."""
+    from core.calibrated import answered
+    from core.variables import known_variables
+    asked = "Are you aged 66 or over on 21 September 2025?"
+    unsure = Query("Can I get the Winter Fuel Payment?", history=((asked, "I don't know"),))
+    told = Query("Can I get the Winter Fuel Payment?", history=((asked, "No"),))
+    assert known_variables(unsure) == known_variables(Query("Can I get the Winter Fuel Payment?"))
+    assert f"{asked} No" in known_variables(told)
+    assert answered(replace(factories.trace(), query=unsure)) == []
+    assert answered(replace(factories.trace(), query=told)) == ["no"]
