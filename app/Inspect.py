@@ -147,6 +147,20 @@ def stale_note(query: Query, kb_entry: str) -> str:
     return ", ".join(changed)
 
 
+def rule_gate_if_no_learned_gate(values: dict) -> dict:
+    """``values``, with the rule gate deciding where the learned gate chosen cannot be read (a path typed wrong, a
+    broken file): said above the results, which stay on the page instead of giving way to the error."""
+    if values.get("gate_model") != "learned":
+        return values
+    from core.gate.learned import load_cached
+    try:
+        load_cached(values["learned_gate_file"])
+    except (ValueError, OSError) as exc:
+        st.warning(f"{str(exc).rstrip('.')}. The rule gate decides meanwhile.")
+        return {**values, "gate_model": "rules"}
+    return values
+
+
 def results(values: dict) -> None:
     query = st.session_state.get(wiring.QUERY_KEY)
     if query is None:
@@ -157,6 +171,7 @@ def results(values: dict) -> None:
     if changed:
         st.warning(f"Stale: the {changed} changed since this analysis. The results below still answer "
                    f"“{query.question}” on {kb_entry}; press **Analyse** for the new inputs.", icon="⏸")
+    values = rule_gate_if_no_learned_gate(values)
     try:
         kb = wiring.load_kb(wiring.allowed_path(kb_entry), values)
         dialogue = wiring.current_dialogue(kb, query, values)
