@@ -203,6 +203,21 @@ def test_regate_evaluate_and_prediction_records(fake):
     json.dumps(rows)  # JSON-ready
 
 
+def test_an_answer_without_written_responses_is_the_polarity_else_the_value_the_trace_chose(fake):
+    """Browser walkthrough: Evaluate scored only yes/no answers, so a confident wrong name counted for nothing."""
+    from core.evaluation.runner import predicted_answers
+    from core.types import AnswerChoice
+    run = fake().run(dataset())
+    valued = replace(run.traces[4], answer=AnswerChoice("b#0", "Some goods have a reduced VAT rate.", "a reduced rate"))
+    run = replace(run, traces=run.traces[:4] + (valued,),
+                  items=run.items[:4] + (replace(run.items[4], answers=("the standard rate",)),))
+    gated = regate(run.table, settings.defaults())
+    assert gated.actions[4] == "ANSWER" and predicted_answers(run, gated.codes)[4] == "a reduced rate"
+    assert predicted_answers(run, gated.codes)[1] is None, "an ASK gives no answer"
+    report = evaluate(run, gated.codes)
+    assert report["answers"]["source"] == "polarity or value" and report["answers"]["exact_match"] == 0.0
+
+
 def _prefill(tmp_path, path: Path, fmt: str = "sharc") -> Path:
     """Fill the trace cache for a file with the fake pipeline, so the CLI needs no model."""
     FakePipeline.calls = 0

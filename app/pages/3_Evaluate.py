@@ -182,8 +182,9 @@ def overview(run, gated, values) -> None:
                       f"**{auc['value']:.3f}** (0.5 is chance)")
     if report["answers"]["n"]:
         a = report["answers"]
-        extras.append(f"Answers (yes/no from the conditions) EM **{ev.fmt(a['exact_match'])}**, F1 "
-                      f"**{ev.fmt(a['f1'])}** over {a['n']} answered items with a gold answer")
+        extras.append(f"Answers (the yes/no the conditions decide, else the value extracted) EM "
+                      f"**{ev.fmt(a['exact_match'])}**, F1 **{ev.fmt(a['f1'])}** over {a['n']} answered items with a "
+                      "gold answer")
     if report["evidence"]["n"]:
         e = report["evidence"]
         extras.append(f"Evidence precision **{ev.fmt(e['precision'])}**, recall **{ev.fmt(e['recall'])}** over "

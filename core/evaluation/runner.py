@@ -431,11 +431,15 @@ def predicted_evidence(trace: Trace, limit: int = EVIDENCE_PER_ITEM) -> list[str
 def predicted_answers(run: RunResult, codes: np.ndarray,
                       outcomes: Mapping[str, Any] | None = None) -> list[str | None]:
     """Each item's answer: with ``outcomes`` (``BatchRunner.outcomes``) the answer the agents wrote
-    (None where the response is not an ANSWER, e.g. withheld by a grounding check); without, only
-    the yes/no an ANSWER gives when the user's conditions decide it."""
+    (None where the response is not an ANSWER, e.g. withheld by a grounding check); without, what an ANSWER
+    gives that the trace already holds: the yes/no where the user's conditions decide it, else the value the
+    analysis chose for a question asking one (``Trace.answer``: a date, an amount, a name), so an answer quoting
+    the wrong value counts against it too."""
     if outcomes is not None:
         return [_written_answer(outcomes.get(item.id)) for item in run.items]
-    return [answer_polarity(ACTIONS[code], outcome) or None for code, outcome in zip(codes, run.table.outcome)]
+    return [(answer_polarity(ACTIONS[code], outcome) or (trace.answer.value if ACTIONS[code] == "ANSWER" and trace.answer
+                                                         else "")) or None
+            for code, outcome, trace in zip(codes, run.table.outcome, run.traces)]
 
 
 def _written_answer(outcome) -> str | None:
@@ -485,7 +489,7 @@ def evaluate(run: RunResult, codes: np.ndarray, *, answer_score: np.ndarray | No
         "dataset": run.dataset.describe(), "format": run.dataset.format, "setting": run.dataset.setting,
         "n_items": len(run.dataset.items), "n_analysed": len(run.items), "errors": len(run.errors),
         "actions": M.action_metrics(gold, codes),
-        "answers": {"source": "written" if outcomes is not None else "polarity",
+        "answers": {"source": "written" if outcomes is not None else "polarity or value",
                     **M.answer_metrics([i.answers for i in run.items], predicted_answers(run, codes, outcomes))},
         "evidence": M.evidence_metrics([i.evidence for i in run.items], [predicted_evidence(t) for t in run.traces]),
         "risk_coverage": {"score": score_names[0], **M.risk_coverage(gold == M.ANSWER, answer_score)},
