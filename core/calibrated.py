@@ -41,7 +41,7 @@ from typing import Any, Mapping, Sequence
 from core.bands import age_bands, told_age
 from core.quantities import singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
-from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize
+from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize, written_as_names
 from core.types import Trace
 from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, UNSURE, YES, all_required_met, conditions_apply,
                             content_words, follow_up_support, met_alternatives, read_without_nli)
@@ -70,7 +70,7 @@ def referent_kinds(question: str, top_title: str, retrieved_text: str = "") -> s
     (``retrieved_text``) write only as a name is one, however typed ("end the nda with brightline")."""
     question = straight_quotes(question)
     abbreviations = {m.group(1).lower() for m in ABBREVIATED.finditer(question) if titled_as(m.group(1), top_title)}
-    names = _names(question) | {w for w in _written_as_names(question, retrieved_text) if not titled_as(w, top_title)}
+    names = _names(question) | {w for w in written_as_names(question, retrieved_text) if not titled_as(w, top_title)}
     if names - abbreviations:  # a name ("the Orrin Robotics agreement") is what retrieval told them apart by
         return set()
     kinds = {t for m in DEFINITE.finditer(question) for t in tokenize(m.group(1))} | abbreviations
@@ -84,15 +84,6 @@ def retrieved_text(passages) -> str:
 
 # "the NDA", "this SMP": an abbreviation a question refers to one thing by
 ABBREVIATED = re.compile(r"\b(?:the|this|that)\s+" + ACRONYM.pattern)
-
-
-def _written_as_names(question: str, text: str) -> set[str]:
-    """The question's words, however typed, that ``text`` writes only as names: capitalised after a
-    lower-case word (not opening a sentence) and never in lower case ("harrowgate" of "… between
-    Brightline and Harrowgate", "Orrin's sales guy" opening a question)."""
-    typed = {w.lower() for w in re.findall(r"\b[A-Za-z]\w*", question)} - STOPWORDS
-    capitalised = {w.lower() for w in re.findall(r"(?<=[a-z,;] )[A-Z]\w*", text)}
-    return typed & capitalised - set(re.findall(r"\b[a-z]\w*", text))
 
 
 def titled_as(kind: str, title: str) -> bool:

@@ -27,7 +27,7 @@ from core import models
 from core.claims import MEASURE_NOUNS, TIME_UNITS as TIME_UNIT_WORDS
 from core.nli import premise_sentences
 from core.quantities import MONTH_RE, without_repeated_digits
-from core.text import STOPWORDS, headings, plain, sentence_kind, split_sentences
+from core.text import STOPWORDS, headings, plain, sentence_kind, split_sentences, with_names_capitalised
 from core.types import (AnswerChoice, EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         PassageNli, RetrievedPassage, Sentence)
 
@@ -377,6 +377,7 @@ def answer_value(question: str, answer_type: str, sentences: Sequence[str],
     if not len(titles) == len(sections) == len(openings) == len(sentences):
         raise ValueError("give one title, one section and one opening per sentence (or none)")
     sentences = [without_repeated_digits(s) for s in sentences]
+    question = with_names_capitalised(question, " ".join([*sentences, *titles, *openings]))
     n = len(sentences)
     docs = models.parse([question, *sentences, *titles, *sections, *openings])
     q_doc, s_docs = docs[0], docs[1:n + 1]

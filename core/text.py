@@ -28,6 +28,41 @@ _TAG = re.compile(rf"</?(?:(?P<inline>{_INLINE_TAGS})|{_BLOCK_TAGS})\b[^<>]*?/?>
 _ENTITY = re.compile(r"&(?:[A-Za-z]+\d*|#\d+|#[xX][0-9A-Fa-f]+);")
 
 
+def written_as_names(question: str, text: str) -> set[str]:
+    """The question's words, however typed, that ``text`` writes only as names: capitalised after a
+    lower-case word (not opening a sentence) and never in lower case ("harrowgate" of "… between
+    Brightline and Harrowgate", "Orrin's sales guy" opening a question)."""
+    typed = {w.lower() for w in re.findall(r"\b[A-Za-z]\w*", question)} - STOPWORDS
+    capitalised = {w.lower() for w in re.findall(r"(?<=[a-z,;] )[A-Z]\w*", text)}
+    return typed & capitalised - set(re.findall(r"\b[a-z]\w*", text))
+
+
+# A name of several capitalised words as a text writes it ("Harlow Bridge", "Home Insulation Grant", "Osric Vell").
+_TITLED_RUN = re.compile(r"\b[A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)+")
+
+
+def with_names_capitalised(question: str, text: str) -> str:
+    """A question typed without capitals, with the names ``text`` writes capitalised as ``text`` writes them: a run
+    of capitalised words ("the harlow bridge" → "the Harlow Bridge", though "bridge" is a common word too) and a
+    word written only as a name (``written_as_names``). "who designed the harlow bridge?" had named nothing to the
+    parser, which took the page's first person-like value ("Calvera"). A question with a capital past its first
+    letter already says which of its words are names, and is left as typed."""
+    if re.search(r"[A-Z]", question[1:]):
+        return question
+    out = question
+    runs = {" ".join(w for w in m.group().split()): None for m in _TITLED_RUN.finditer(text)}
+    for run in sorted(runs, key=len, reverse=True):
+        words = run.split()
+        while words and words[0].lower() in STOPWORDS:  # "The Harlow Bridge" opening a sentence
+            words = words[1:]
+        if len(words) > 1:
+            phrase = " ".join(words)
+            out = re.sub(rf"(?<![\w'-]){re.escape(phrase.lower())}(?![\w'-])", phrase, out)
+    names = written_as_names(out, text)
+    return re.sub(r"\b[a-z]\w*", lambda m: m.group().capitalize() if m.group() in names else m.group(), out) \
+        if names else out
+
+
 def without_markup(text: str) -> str:
     """``text`` as it reads without the HTML it was pasted with: tags dropped (a block's as a space), scripts and
     styles with their content, entities ("&amp;") decoded. A question read with its tags became a claim with "<p>"

@@ -220,6 +220,13 @@ def test_an_off_topic_documents_conditions_are_never_asked(sample_pipeline):
         assert "own" not in asked.lower().split() and "Home Insulation Grant" in asked
 
 
+@pytest.mark.parametrize("question", ["Who designed the Harlow Bridge?", "who designed the harlow bridge?"])
+def test_a_question_typed_in_lower_case_gets_the_answer_the_cased_one_gets(sample_pipeline, question):
+    """Browser walkthrough: typed without capitals it named nothing, and was answered "Calvera"."""
+    trace = sample_pipeline.analyze(make_query(question))
+    assert trace.answer is not None and trace.answer.value == "Edith Marlowe", trace.answer
+
+
 def test_the_answer_is_the_opening_date_not_the_construction_start(sample_pipeline):
     from core.agents import AnswerAgent
     from core.types import Decision

@@ -117,3 +117,20 @@ def test_a_title_line_names_a_section_and_says_nothing(line, is_title):
 ])
 def test_without_markup_reads_pasted_html_as_its_text(pasted, read):
     assert without_markup(pasted) == read
+
+
+BRIDGE_PAGE = ("# Harlow Bridge\n\nThe Harlow Bridge is a road bridge over the River Ost in Harlow, Calvera. "
+               "The bridge was designed by the engineer Edith Marlowe.")
+
+
+@pytest.mark.parametrize("typed, read", [
+    ("who designed the harlow bridge?", "who designed the Harlow Bridge?"),  # a run, though "bridge" is a word too
+    ("where does the river ost flow", "where does the River Ost flow"),
+    ("is calvera in harlow?", "is Calvera in Harlow?"),  # words the page writes only as names
+    ("when did the bridge open?", "when did the bridge open?"),  # a common word stays
+    ("Who designed the harlow bridge?", "Who designed the Harlow Bridge?"),  # a capital opening the question only
+    ("Who designed the Harlow bridge?", "Who designed the Harlow bridge?"),  # capitals inside: left as typed
+])
+def test_a_question_typed_without_capitals_names_what_its_texts_write_as_names(typed, read):
+    from core.text import with_names_capitalised
+    assert with_names_capitalised(typed, BRIDGE_PAGE) == read
