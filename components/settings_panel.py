@@ -19,6 +19,7 @@ from core.settings import GROUPS, SETTINGS, Setting
 PREFIX = "aw_set_"
 VALUES_KEY = "aw_values"  # the last values the sidebar produced, for pages that do not draw it
 PRESET_KEY = "aw_preset_file"
+PRESET_RESETS = "aw_preset_resets"  # how often Reset emptied the preset uploader (names its widget)
 PRESET_ERROR_KEY = "aw_preset_error"
 CHANGED = " ●"
 GROUP_TITLES = {
@@ -64,13 +65,20 @@ def apply_values(values: Mapping[str, Any]) -> None:
     st.session_state[VALUES_KEY] = dict(values)
 
 
+def _preset_key() -> str:
+    """The preset uploader's key: a new one after each reset, which empties it (a loaded file's name no longer
+    shows beside settings that are not its own)."""
+    return f"{PRESET_KEY}_{st.session_state.get(PRESET_RESETS, 0)}"
+
+
 def _reset() -> None:
     apply_values(settings_mod.defaults())
     st.session_state.pop(PRESET_ERROR_KEY, None)
+    st.session_state[PRESET_RESETS] = st.session_state.get(PRESET_RESETS, 0) + 1
 
 
 def _load_preset() -> None:
-    upload = st.session_state.get(PRESET_KEY)
+    upload = st.session_state.get(_preset_key())
     if upload is None:
         return
     try:
@@ -125,7 +133,7 @@ def render_settings() -> dict[str, Any]:
         st.button("Reset to defaults", on_click=_reset, key="aw_reset", width="stretch")
         st.download_button("Save preset (JSON)", lambda: settings_mod.preset_json(values), file_name="preset.json",
                            mime="application/json", key="aw_preset_save", on_click="ignore", width="stretch")
-        st.file_uploader("Load preset", type=["json"], key=PRESET_KEY, on_change=_load_preset,
+        st.file_uploader("Load preset", type=["json"], key=_preset_key(), on_change=_load_preset,
                          help="A JSON file saved with 'Save preset' or core.settings.save_preset.")
         if st.session_state.get(PRESET_ERROR_KEY):
             st.error(f"Cannot load the preset: {st.session_state[PRESET_ERROR_KEY]}")

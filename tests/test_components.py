@@ -455,6 +455,10 @@ def test_changed_marker_reset_and_preset_round_trip():
     at.sidebar.get("file_uploader")[0].set_value(("preset.json", saved.encode(), "application/json")).run()
     assert at.sidebar.slider(key="aw_set_amb_max").value == 0.6
     assert at.sidebar.toggle(key="aw_set_rule_score_gap").value is True
+    # Reset empties the uploader too (walkthrough: the last preset's name stayed beside the defaults)
+    at.sidebar.button(key="aw_reset").click().run()
+    assert at.sidebar.get("file_uploader")[0].value is None
+    assert at.session_state["aw_values"] == settings.defaults()
 
 
 def test_a_bad_preset_is_reported_and_changes_nothing():
