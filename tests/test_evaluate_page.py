@@ -150,6 +150,15 @@ def test_a_suggestion_under_a_hallucination_ceiling_says_where_it_breaks_it(fake
     assert f"{outside:.1%}" in warned
 
 
+def test_items_filtered_to_nothing_say_so(fake_run):
+    """Browser walkthrough: an empty filter showed a blank grid with no columns."""
+    at = page_with(fake_run)
+    at.text_input(key="aw_eval_f_text").input("no such question anywhere").run()
+    assert any(i.value == "No item matches these filters." for i in at.info) and not at.exception
+    at.text_input(key="aw_eval_f_text").input("").run()
+    assert not any(i.value == "No item matches these filters." for i in at.info)
+
+
 def test_an_item_opens_on_inspect_with_its_scenario_and_kb(fake_run, tmp_path, monkeypatch):
     monkeypatch.setenv("AW_ALLOWED_ROOTS", str(tmp_path))  # the fake run's KBs live under tmp_path
     at = page_with(fake_run)

@@ -62,6 +62,8 @@ def source_form():
     left, mid, right, far = st.columns(4)
     if source in SOURCES:
         fmt, path = SOURCES[source]
+        left.text_input("Format", fmt, key=f"aw_eval_format_of_{fmt}", disabled=True,
+                        help="The format of this shipped labelled set.")
     else:
         fmt = left.selectbox("Format", FORMATS, key="aw_eval_format",
                              help="sharc / contractnli / squad2 / hotpotqa: the published JSON formats; jsonl: this "
@@ -370,8 +372,10 @@ def items_table(run, gated) -> None:
     text = d.text_input("Question or id contains", key="aw_eval_f_text")
     rows = ev.table_rows(ev.filter_rows(records, gold, predicted, mistakes, text))
     st.caption(f"{len(rows)} of {len(records)} items")
+    if not rows:
+        st.info("No item matches these filters.")
     picked = st.dataframe(rows, hide_index=True, width="stretch", height=360, key="aw_eval_table",
-                          on_select="rerun", selection_mode="single-row")
+                          on_select="rerun", selection_mode="single-row") if rows else None
     selected = picked.selection.rows if picked is not None else []
     if selected and selected[0] < len(rows):
         row = rows[selected[0]]
