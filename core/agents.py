@@ -51,9 +51,6 @@ def _passage(trace: Trace, passage_id: str) -> RetrievedPassage | None:
     return next((p for p in trace.passages if p.passage.id == passage_id), None)
 
 
-# --- ANSWER ------------------------------------------------------------------------------
-
-
 def fired_comparisons(decision: Decision, first: bool = False) -> str:
     """The deciding rule by the numbers it compared, "rule fact_absent: p_fact 0.38 < 0.66" (its explanation is
     written for the gate trace, settings and all): every comparison, or only its first, the signal it is about
@@ -64,6 +61,8 @@ def fired_comparisons(decision: Decision, first: bool = False) -> str:
     shown = fired.comparisons[:1] if first else fired.comparisons
     return f"rule {decision.rule}: " + "; ".join(comparison_text(c, 2, verdict=False) for c in shown)
 
+
+# --- ANSWER ------------------------------------------------------------------------------
 
 # Where one thing the user said ends and the next begins: a comma or semicolon, or "and"/"but" before a new subject
 # ("I'm 72, I have lived in Calvera for ten years and our household income is £12,000 a year").
