@@ -533,3 +533,22 @@ def test_a_clarification_answered_in_words_offers_no_yes_or_no(kind, yes_no):
     at = AppTest.from_function(_render_reply_box, kwargs={"turn": turn}).run()
     keys = {b.key for b in at.button}
     assert "aw_send" in keys and ("aw_yes" in keys) == yes_no and ("aw_no" in keys) == yes_no
+
+
+def test_the_tours_walk_names_the_sentence_the_answers_value_came_from():
+    """Browser walkthrough: the tour said the evidence step picked the bridge's sentence while the card quoted the
+    town's article for the date: two stages, and the walk named only one."""
+    from components.tour import why
+    from core.types import AnswerChoice, EvidenceSelection, EvidenceSentence
+    from tests import factories
+    bridge = "Construction began in April 1954, and the bridge was opened on 14 May 1958."
+    town = "The Harlow Bridge over the Ost opened in 1958."
+    picked = EvidenceSelection(("opened",), (EvidenceSentence("doc#0", 0, bridge, 0.9, ("opened",), 0, 10),), (), (),
+                               (), "covered")
+    trace = replace(factories.trace(), evidence=picked, answer=AnswerChoice("doc#0", town, "1958", "DATE"))
+    decision = decide(trace)
+    walk = why(trace, decision)
+    assert f"The evidence step picked “{bridge}”" in walk
+    assert f"The value asked for, “1958”, was found in “{town}” (“Doc”)." in walk
+    same = replace(trace, answer=AnswerChoice("doc#0", bridge, "14 May 1958", "DATE"))
+    assert "The value asked for" not in why(same, decide(same)), "one sentence is named once"
