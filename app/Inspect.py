@@ -235,7 +235,7 @@ def details(query: Query, trace, decision, kb, dialogue) -> None:
         render_subgraph(trace.subgraph)
 
 
-values = render_settings()
+values = render_settings("Inspect")
 st.header("Inspect a question", anchor=False)
 if inputs():
     submit()

@@ -19,6 +19,7 @@ from core.settings import GROUPS, SETTINGS, Setting
 PREFIX = "aw_set_"
 VALUES_KEY = "aw_values"  # the last values the sidebar produced, for pages that do not draw it
 PRESET_KEY = "aw_preset_file"
+DRAWN_BY_KEY = "aw_settings_drawn_by"  # the page whose sidebar drew the settings widgets last
 PRESET_RESETS = "aw_preset_resets"  # how often Reset emptied the preset uploader (names its widget)
 PRESET_ERROR_KEY = "aw_preset_error"
 CHANGED = " ●"
@@ -104,14 +105,19 @@ def _widget(setting: Setting, key: str, current: Any) -> Any:
                      help=help_text, persist_state="session")
 
 
-def render_settings() -> dict[str, Any]:
-    """Draw every setting in the sidebar and return the values in force (checked by ``resolve``)."""
+def render_settings(page: str) -> dict[str, Any]:
+    """Draw every setting in the sidebar of ``page`` and return the values in force (checked by ``resolve``)."""
     stored = current_values()
+    # Streamlit keeps a widget's state for the page that drew it: the same key's slider in another page's sidebar
+    # started at its minimum (Inspect straight to Evaluate zeroed all). So a page drawing the sidebar after another
+    # assigns every widget the values in force; on its own reruns it leaves them to the widgets, which a value
+    # written back while the user moves one could undo.
+    arrived = st.session_state.get(DRAWN_BY_KEY) != page
+    st.session_state[DRAWN_BY_KEY] = page
     for s in SETTINGS:
-        # Assigned, not only defaulted: Streamlit keeps a widget's state for the page that drew it, and the same
-        # key's slider in another page's sidebar started at its minimum (Inspect straight to Evaluate zeroed all).
         key = widget_key(s.name)
-        st.session_state[key] = _typed(s, st.session_state.get(key, stored[s.name]))
+        if arrived or key not in st.session_state:
+            st.session_state[key] = _typed(s, stored[s.name] if arrived else st.session_state.get(key, stored[s.name]))
     state = st.session_state.to_dict()  # one snapshot: each session_state lookup scans every key
     values: dict[str, Any] = {}
     with st.sidebar:

@@ -407,7 +407,7 @@ def test_render_graph_draws_an_iframe_or_the_empty_state():
 def _settings_page():
     import streamlit as st
     from components.settings_panel import render_settings
-    st.write(render_settings())
+    st.write(render_settings("a page"))
 
 
 def test_every_setting_has_a_widget_of_its_kind_with_help_in_its_group():

@@ -429,7 +429,7 @@ def transfer(values) -> None:
                        "many each set has).")
 
 
-values = render_settings()
+values = render_settings("Evaluate")
 st.title("Evaluate on labelled data", anchor=False)
 st.caption("Analyse a labelled set once (each trace is cached on disk, so a second run, or a run interrupted by "
            "leaving the page, resumes where it stopped); every figure below is then re-gated from the cached "
