@@ -117,7 +117,7 @@ def render_settings(page: str) -> dict[str, Any]:
     for s in SETTINGS:
         key = widget_key(s.name)
         if arrived or key not in st.session_state:
-            st.session_state[key] = _typed(s, stored[s.name] if arrived else st.session_state.get(key, stored[s.name]))
+            st.session_state[key] = _typed(s, stored[s.name])
     state = st.session_state.to_dict()  # one snapshot: each session_state lookup scans every key
     values: dict[str, Any] = {}
     with st.sidebar:

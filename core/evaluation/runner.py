@@ -437,9 +437,14 @@ def predicted_answers(run: RunResult, codes: np.ndarray,
     the wrong value counts against it too."""
     if outcomes is not None:
         return [_written_answer(outcomes.get(item.id)) for item in run.items]
-    return [(answer_polarity(ACTIONS[code], outcome) or (trace.answer.value if ACTIONS[code] == "ANSWER" and trace.answer
-                                                         else "")) or None
+    return [_traced_answer(ACTIONS[code], outcome, trace)
             for code, outcome, trace in zip(codes, run.table.outcome, run.traces)]
+
+
+def _traced_answer(action: str, outcome: str, trace: Trace) -> str | None:
+    if action != "ANSWER":
+        return None
+    return answer_polarity(action, outcome) or (trace.answer.value if trace.answer else "") or None
 
 
 def _written_answer(outcome) -> str | None:
