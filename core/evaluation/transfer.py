@@ -2,7 +2,7 @@
 
 Rows are configurations (the declared defaults, the general learned gate, any preset), columns
 the report sets: ShARC dev half A, ContractNLI dev, the held-out SQuAD train articles, the sample
-KB's 72 questions and its two blind sets. ``bench/bench_transfer.py`` prints it; the Evaluate page
+KB's 72 questions and its four blind sets. ``bench/bench_transfer.py`` prints it; the Evaluate page
 shows it for the runs at hand.
 """
 from __future__ import annotations
@@ -37,6 +37,7 @@ def report_sets(contractnli_limit: int | None = None) -> dict[str, Dataset]:
         "sample KB blind": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind.jsonl"),
         "sample KB blind 2": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind2.jsonl"),
         "sample KB blind 3": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind3.jsonl"),
+        "sample KB blind 4": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind4.jsonl"),
     }
 
 
