@@ -299,11 +299,14 @@ def _overlap(terms: set[str], text: str) -> float:
     return len(terms & set(tokenize(text))) / len(terms)
 
 
-# Words that frame a question rather than say what it asks: what every eligibility question shares ("get",
-# "claim"), the answer's kind ("how many people", "what year", "called") and filler ("ok", "still").
+# Words that frame a question rather than say what it asks, matched by ``_prefix``: the stems every eligibility
+# question shares (``GENERIC_ASK``: "claim", "eligibl"), the answer's kind ("how many people", "what year") and
+# filler ("ok", "still"). "get", "receive", "pay" (stemmed "earn" there), "need", "name", "time" and "date" stay
+# asked words: leaving them out too lowered the cross-fitted training objective (``presets/README.md``,
+# seventy-fifth session).
 QUESTION_FRAME = frozenset(w[:5] for w in GENERIC_ASK | set(tokenize(
-    "many much long often far old kind type name called time year date number people place person happen "
-    "able ok still way thing well really actually")))
+    "many much long often far old kind year number people person place happen ok still way thing well really "
+    "actually")))
 
 
 def _prefix(word: str) -> str:
