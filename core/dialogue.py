@@ -18,6 +18,7 @@ dialogue is the command line's (``core.cli``).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Protocol, Sequence
 
@@ -25,6 +26,7 @@ from core import settings as settings_mod
 from core.gate import decide
 from core.pipeline import make_query
 from core.service import respond
+from core.text import STOPWORDS, normalized
 from core.types import Condition, Decision, Query, Response, Trace
 
 MAX_REPLY_CHARS = 2000
@@ -197,7 +199,7 @@ class Dialogue:
     # --- one turn ----------------------------------------------------------------------------
 
     def _turn(self, history: tuple[tuple[str, str], ...], previous: Turn | None) -> Turn:
-        trace = self.workbench.analyze(replace(self.query, history=history), self.values)
+        trace = self.workbench.analyze(self._as_analysed(history), self.values)
         decision = decide(trace, self.values)
         resolved, note = (), ""
         if previous is not None:
@@ -205,6 +207,17 @@ class Dialogue:
             resolved = tuple(c for c in trace.variables.conditions if c.text in was_missing and c.status != "missing")
             note = reply_note(previous, resolved)
         return self._decided(trace, decision, self.asked, resolved, note)
+
+    def _as_analysed(self, history: tuple[tuple[str, str], ...]) -> Query:
+        """The query a turn analyses: a reply to "which one do you mean?" names the thing the question is about
+        ("When was it built (Harlow Bridge)?"), the latest such reply if several; it is no answer to a condition,
+        so it stays out of the history the conditions are read from."""
+        picked = [t for t in self.turns if t.answered and t.kind == "which_one"]
+        if not picked:
+            return replace(self.query, history=history)
+        chosen = {(t.question, t.reply) for t in picked}
+        return replace(self.query, question=with_referent(self.query.question, chosen_referent(picked[-1])),
+                       history=tuple(turn for turn in history if turn not in chosen))
 
     def _decided(self, trace: Trace, decision: Decision, asked: Sequence[str], resolved: tuple[Condition, ...],
                  note: str) -> Turn:
@@ -218,10 +231,39 @@ class Dialogue:
         return replace(turn, question=response.text, target=response.target, kind=response.kind, response=response)
 
 
+ORDINAL_CHOICE = {"first": 0, "1": 0, "second": 1, "2": 1, "third": 2, "3": 2, "fourth": 3, "4": 3}
+
+
+def chosen_referent(turn: Turn) -> str:
+    """What a reply to "which one do you mean: “A” or “B”?" (``turn.target``) chose: the option it names most of
+    the words of ("I mean the Harlow Bridge"), else the one it picks by place ("the second", "2"), else the reply
+    as typed (it may name a thing the question did not offer)."""
+    options = re.findall(r"“([^”]+)”", turn.target)
+    said = set(normalized(turn.reply).split())
+    shares = [len(said & set(normalized(o).split()) - STOPWORDS) / max(1, len(set(normalized(o).split()) - STOPWORDS))
+              for o in options]
+    if shares and max(shares) > 0 and shares.count(max(shares)) == 1:
+        return options[shares.index(max(shares))]
+    places = [ORDINAL_CHOICE[w] for w in normalized(turn.reply).split() if w in ORDINAL_CHOICE]
+    if len(places) == 1 and places[0] < len(options):
+        return options[places[0]]
+    if "last" in said and options:
+        return options[-1]
+    return turn.reply.strip().rstrip(".!")
+
+
+def with_referent(question: str, referent: str) -> str:
+    """The question with the thing it is about named after it: "When was it built?" and "Harlow Bridge" make
+    "When was it built (Harlow Bridge)?", which retrieval, the claim and the answer's entity test all read."""
+    return f"{question.rstrip().rstrip('?').rstrip()} ({referent})?"
+
+
 def reply_note(previous: Turn, resolved: Sequence[Condition]) -> str:
     """What the reply to ``previous`` settled, in words ("" when nothing was asked)."""
     if not previous.question:
         return ""
+    if previous.kind == "which_one":
+        return f"Your reply chose “{chosen_referent(previous)}”: the question is now read as about it."
     listed = "; ".join(f"“{c.text}” ({c.status})" for c in resolved if c.text != previous.target)
     if previous.target and any(c.text == previous.target for c in resolved):
         status = next(c.status for c in resolved if c.text == previous.target)

@@ -238,3 +238,29 @@ def test_real_sharc_history_is_decided_through_the_loop(sample_pipeline):
     assert decide(sample_pipeline.analyze(make_query(item["question"], item["scenario"]))).action == "ASK"
     item["history"][1]["follow_up_answer"] = "No"
     assert decide_with_history(sample_pipeline, item).decision.answer_polarity == "no"
+
+
+def test_a_which_one_reply_picks_an_option_by_its_words_or_its_place():
+    from core.dialogue import Turn, chosen_referent, with_referent
+    trace = rich_trace()
+    asked = Turn(trace, decide(trace), "ASK", question="Which one?", kind="which_one",
+                 target="which one you mean: “Corran Shipyards” or “Harlow Bridge”")
+    for reply, chosen in (("Harlow Bridge", "Harlow Bridge"), ("I mean the harlow bridge.", "Harlow Bridge"),
+                          ("the shipyards", "Corran Shipyards"), ("the second one", "Harlow Bridge"),
+                          ("the first", "Corran Shipyards"), ("The one in Tessby", "The one in Tessby")):
+        assert chosen_referent(replace(asked, reply=reply)) == chosen, reply
+    assert with_referent("When was it built?", "Harlow Bridge") == "When was it built (Harlow Bridge)?"
+
+
+def test_real_a_which_one_reply_is_read_as_what_the_question_is_about(sample_pipeline):
+    """Browser walkthrough: replying "Harlow Bridge" to "which one you mean: “Corran Shipyards” or “Harlow Bridge”?"
+    asked the same again, then abstained ("I already asked which topic you mean")."""
+    d = Dialogue.start(sample_pipeline, make_query("When was it built?"))
+    assert d.action == "ASK" and d.current.kind == "which_one", d.current
+    assert "Harlow Bridge" in d.current.target
+    d = d.answer("I mean the Harlow Bridge")
+    assert d.trace.query.question == "When was it built (Harlow Bridge)?"
+    assert d.trace.query.history == (), "a choice of referent is no answer to a condition"
+    assert d.action == "ANSWER", d.decision
+    assert d.trace.answer.passage_id.startswith("encyclopedia/harlow_bridge#") and d.trace.answer.value
+    assert "chose “Harlow Bridge”" in d.current.note
