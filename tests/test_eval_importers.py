@@ -160,6 +160,9 @@ def test_limit_first_n_and_seeded_sample(tmp_path):
               '"action": "MAYBE"}', r"s\.txt:3: item \(id b\): 'action' must be one of"),
     ("jsonl", '{"id": "a", "question": "q?", "action": "ANSWER"}\n{not json}', r"s\.txt:2: not valid JSON"),
     ("sharc", "[]", "no labelled items"),
+    # a JSON Lines file read as one of the JSON formats (a browser walkthrough's blind set, Format left at sharc)
+    ("sharc", '{"id": "a", "question": "q?", "action": "ANSWER"}\n{"id": "b", "question": "q?", "action": "ASK"}',
+     r"s\.txt: one JSON object per line \(JSON Lines\), not one JSON document: read it with the jsonl format"),
 ])
 def test_malformed_files_name_file_line_and_fix(tmp_path, fmt, text, message):
     path = tmp_path / "s.txt"

@@ -38,6 +38,8 @@ TABS = ["Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Sig
 SHARED = wiring.ROOT.parent / "shared" / "data"
 SOURCES = {  # label -> (format, path); the shared files only where they exist
     "Sample KB questions": ("jsonl", wiring.SAMPLE_QUESTIONS),
+    **{f"Sample KB blind set {n}": ("jsonl", wiring.SAMPLE_QUESTIONS.with_name(f"questions_blind{n if n > 1 else ''}"
+                                                                                 ".jsonl")) for n in range(1, 5)},
     "ShARC dev half (shared/data)": ("sharc", SHARED / "sharc_dev_half_a.json"),
     "ContractNLI dev (shared/data)": ("contractnli", SHARED / "contractnli_dev.json"),
 }
@@ -402,8 +404,8 @@ def transfer(values) -> None:
     learned gate on every report set, none of which any of them was fitted on."""
     from core.evaluation.transfer import INTERVAL_NOTE, configurations, report_sets, table_rows
     with st.expander("Transfer: every report set at once", expanded=TRANSFER in st.session_state):
-        st.caption("ShARC dev half A, ContractNLI dev, the held-out SQuAD articles and the sample KB's three question "
-                   "sets, gated by the current sliders, the declared defaults and the general learned gate. The "
+        st.caption("ShARC dev half A, ContractNLI dev, the held-out SQuAD articles and the sample KB's questions and "
+                   "blind sets, gated by the current sliders, the declared defaults and the general learned gate. The "
                    "calibrators, defaults and learned gate were fitted on the training data alone (ShARC train trees, "
                    "ContractNLI train contracts, other SQuAD articles and the train KB's questions), none of these. "
                    "Each set is "

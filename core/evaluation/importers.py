@@ -136,7 +136,19 @@ def _parse_json(text: str, path: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and _json_lines(text):
+            raise DatasetError(f"{path}: one JSON object per line (JSON Lines), not one JSON document: read it "
+                               "with the jsonl format") from None
         raise DatasetError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def _json_lines(text: str) -> bool:
+    """Whether the text's first line is a JSON object of its own (a file of JSON Lines)."""
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        return isinstance(json.loads(first), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _line_of(text: str, value: Any) -> int | None:
