@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from core import settings as settings_mod
 from core.gate import decide
+from core.gate.rules import places_to_tell
 from core.types import Decision, Trace
 
 
@@ -92,9 +93,7 @@ def verdict_changes(trace: Trace, values: Mapping[str, Any] | None = None, limit
 def describe(change: VerdictChange) -> str:
     """One plain sentence for the card. The signal is shown to as many places as tell it from the new threshold
     (a P(topic covered) of 0.9996 shown as 1.000 read as if raising the bar to 1 could not pass it)."""
-    places = 3
-    while places < 6 and round(change.value, places) == round(change.threshold, places):
-        places += 1
+    places = places_to_tell(change.value, change.threshold)
     return (f"{change.direction.title()} “{change.label}” from {change.current:g} to {change.threshold:g} "
             f"(past {change.signal} = {change.value:.{places}f}) and the verdict becomes {change.action} "
             f"(rule {change.rule}).")

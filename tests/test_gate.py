@@ -297,3 +297,11 @@ def test_a_statement_to_check_is_held_to_its_own_bar_of_p_fact():
     # the threshold search moves both bars: the rule looks both up
     from core.evaluation.calibration import SETTINGS_BY_RULE
     assert {"fact_min", "statement_fact_min"} <= set(SETTINGS_BY_RULE["fact_absent"])
+
+
+def test_a_comparison_is_printed_to_as_many_places_as_tell_its_two_numbers_apart():
+    """Browser walkthrough: with P(fact stated)'s bar at 0.98 a refusal read "p_fact 0.98 < 0.98"."""
+    from core.gate.rules import comparison_text
+    assert comparison_text(compare("p_fact", 0.9795, "<", 0.98), 2, verdict=False) == "p_fact 0.9795 < 0.9800"
+    assert comparison_text(compare("p_fact", 0.31, "<", 0.66)) == "p_fact 0.310 < 0.660 ✓"
+    assert comparison_text(compare("ambiguity", 1.0, ">", 1.0)) == "ambiguity 1.000 > 1.000 ✗"

@@ -56,3 +56,5 @@ def test_a_signal_that_rounds_to_the_new_threshold_is_shown_to_the_place_that_te
     change = VerdictChange("topic_min", "P(topic covered) <", 0.5, "p_topic", 0.99963, 1.0, "ABSTAIN", "topic_absent")
     assert "(past p_topic = 0.9996)" in describe(change)
     assert "(past p_topic = 0.420)" in describe(VerdictChange("topic_min", "x", 0.5, "p_topic", 0.42, 0.4, "ANSWER", "r"))
+    # a signal at the new threshold itself is shown to three places, not six ("past ambiguity = 1.000000")
+    assert "(past ambiguity = 1.000)" in describe(VerdictChange("amb_max", "x", 0.24, "ambiguity", 1.0, 1.0, "ANSWER", "r"))

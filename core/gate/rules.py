@@ -38,9 +38,21 @@ def compare(signal: str, value: float, op: str, threshold: float) -> Comparison:
     return Comparison(signal=signal, op=op, value=float(value), threshold=float(threshold), holds=bool(holds))
 
 
+def places_to_tell(value: float, threshold: float, places: int = 3, most: int = 6) -> int:
+    """How many decimal places show ``value`` and ``threshold`` apart: ``places``, or more up to ``most`` where
+    rounding would make them look equal ("p_fact 0.98 < 0.98" is "p_fact 0.9795 < 0.98"); ``places`` where they
+    are equal."""
+    wanted = places
+    while wanted < most and value != threshold and round(value, wanted) == round(threshold, wanted):
+        wanted += 1
+    return wanted
+
+
 def comparison_text(c: Comparison, places: int = 3, verdict: bool = True) -> str:
     """One comparison as it is printed, "p_fact 0.310 < 0.660 ✓": in the gate trace and the CLI with whether it
-    held, in a refusal's reply with two places and no mark."""
+    held, in a refusal's reply with two places and no mark; more places where those would show two different
+    numbers alike (``places_to_tell``)."""
+    places = places_to_tell(c.value, c.threshold, places)
     text = f"{c.signal} {c.value:.{places}f} {c.op} {c.threshold:.{places}f}"
     return f"{text} {'✓' if c.holds else '✗'}" if verdict else text
 
