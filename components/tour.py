@@ -41,9 +41,10 @@ def why(trace: Trace, decision: Decision) -> str:
     parts.append(f"The claim checked against it, “{trace.claim.text}”, is entailed with probability "
                  f"{s.sufficiency:.2f}.")
     answer = trace.answer
-    if answer is not None and answer.value and (trace.evidence is None or not trace.evidence.sentences
-                                                or answer.sentence != trace.evidence.sentences[0].text):
-        # the value an ANSWER gives is looked for in its own stage, which may quote another sentence
+    if decision.action == "ANSWER" and answer is not None and answer.value and (
+            trace.evidence is None or not trace.evidence.sentences or answer.sentence != trace.evidence.sentences[0].text):
+        # the value an ANSWER gives is looked for in its own stage, which may quote another sentence (under a
+        # refusal it is no answer: a town offered as the painter of the Mona Lisa only confuses)
         title = next((p.passage.title for p in trace.passages if p.passage.id == answer.passage_id), "")
         parts.append(f"The value asked for, “{answer.value}”, was found in “{answer.sentence}”"
                      + (f" (“{title}”)." if title else "."))

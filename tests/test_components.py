@@ -552,3 +552,6 @@ def test_the_tours_walk_names_the_sentence_the_answers_value_came_from():
     assert f"The value asked for, “1958”, was found in “{town}” (“Doc”)." in walk
     same = replace(trace, answer=AnswerChoice("doc#0", bridge, "14 May 1958", "DATE"))
     assert "The value asked for" not in why(same, decide(same)), "one sentence is named once"
+    # a refusal gives no value: the walk does not offer one (a town as the painter of the Mona Lisa)
+    refused = replace(decision, action="ABSTAIN", rule="topic_absent")
+    assert "The value asked for" not in why(trace, refused)
