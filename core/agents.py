@@ -436,6 +436,13 @@ class AbstainAgent:
         elif decision.rule == "low_sufficiency":
             reason += (f": no passage supports “{trace.claim.text}” "
                        f"(best entailment {trace.signals.sufficiency:.2f}).")
+        elif decision.rule == "fact_absent" and trace.answer is not None and trace.answer.value:
+            # a value of the asked kind was there: say so and why it was not given, or the card denies the sentence
+            # it quotes ("does not state the number" beside "it had 412,000 inhabitants")
+            reason = (f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
+                      f"but the evidence does not clearly state {what}: the likeliest value, “{trace.answer.value}” in "
+                      f"“{trace.answer.sentence}”, is supported too weakly to give "
+                      f"({fired_comparisons(decision).rstrip('.')}).")
         else:
             # a gate rule by the numbers it compared (its explanation is written for the gate trace, settings and
             # all); an answer check's reason already says what it found
