@@ -27,7 +27,7 @@ from core import models
 from core.claims import MEASURE_NOUNS, TIME_UNITS as TIME_UNIT_WORDS
 from core.nli import premise_sentences
 from core.quantities import MONTH_RE, without_repeated_digits
-from core.text import STOPWORDS, headings, plain, sentence_kind, split_sentences, with_names_capitalised
+from core.text import STOPWORDS, headings, normalized, plain, sentence_kind, split_sentences, with_names_capitalised
 from core.types import (AnswerChoice, EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         PassageNli, RetrievedPassage, Sentence)
 
@@ -599,6 +599,16 @@ def answer_passages(passages: Sequence[RetrievedPassage], nli: Sequence[PassageN
     return chosen + [p for p in passages if p not in chosen and p.passage.doc_id == document]
 
 
+def named_document(question: str, passages: Sequence[RetrievedPassage]) -> str | None:
+    """The document whose title the question names in full (a leading "the" aside), the longest such title: the
+    Harlow Bridge's article, not the town Harlow's, for "When was the Harlow Bridge opened?". None when it names
+    none."""
+    said = f" {normalized(question)} "
+    titled = {p.passage.doc_id: title for p in passages
+              if (title := re.sub(r"^the ", "", normalized(p.passage.title))) and f" {title} " in said}
+    return max(titled, key=lambda doc: len(titled[doc]), default=None)
+
+
 def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedPassage],
                   nli: Sequence[PassageNli], openings: Mapping[str, Passage] | None = None) -> AnswerChoice | None:
     """What an extractive ANSWER cites and gives, chosen once for the answer-type check and the answer
@@ -611,7 +621,9 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     borrow its names, or a one-passage SQuAD paragraph would vouch for every name it mentions (training
     data, cross-fitted objective 0.7653 -> 0.7677 with the calibrators refitted, every fold draw up;
     counting the opening's names for the opening too: 0.7646)."""
+    named = named_document(question, passages)
     chosen = answer_passages(passages, nli)
+    chosen += [p for p in passages if p.passage.doc_id == named and p not in chosen]
     best = {n.passage_id: n.best_sentence for n in nli}
     premises = [premise_sentences(p.passage) for p in chosen]
     closeness = None
@@ -626,11 +638,16 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
         return None
     opening_of = [(openings or {}).get(p.passage.doc_id) for p in chosen]
     opening_text = [o.text if o is not None and o.id != p.passage.id else "" for p, o in zip(chosen, opening_of)]
-    found = answer_value(question, answer_type, [s for _, s in candidates],
-                         [chosen[k].passage.title for k, _ in candidates],
-                         sections=[passage_headings(chosen[k].passage) for k, _ in candidates],
-                         openings=[opening_text[k] for k, _ in candidates])
-    owner, sentence = candidates[found.index if found else 0]
+
+    def value_among(pool: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], AnswerValue | None]:
+        return pool, answer_value(question, answer_type, [s for _, s in pool], [chosen[k].passage.title for k, _ in pool],
+                                  sections=[passage_headings(chosen[k].passage) for k, _ in pool],
+                                  openings=[opening_text[k] for k, _ in pool])
+    own = [(k, s) for k, s in candidates if chosen[k].passage.doc_id == named]
+    pool, found = value_among(own) if answer_type and 0 < len(own) < len(candidates) else (candidates, None)
+    if found is None:
+        pool, found = value_among(candidates)
+    owner, sentence = pool[found.index if found else 0]
     if found is None:
         return AnswerChoice(chosen[owner].passage.id, sentence, "", "")
     value = full_name(found.value, found.label, [chosen[owner].passage.text, opening_text[owner]])

@@ -710,3 +710,27 @@ def test_a_procedure_is_a_sentence_that_says_how_under_its_heading_or_by_what_me
     # another entity's procedure does not answer
     assert answer_value("How do I apply for Carer's Allowance?", "PROCEDURE", sentences, [title] * 3,
                         sections=[section] * 3) is None
+
+
+def test_the_document_a_question_names_in_full_is_where_its_value_is_looked_for_first():
+    """Browser walkthroughs: "When was the Harlow Bridge opened?" was answered "1958" from the town Harlow's article
+    (the bridge's own sentence says "the bridge", which the NLI filter did not keep), and "When was the Harlow Bridge
+    built?" "the nineteenth century", when the town's flour mills were built."""
+    from core.evidence import named_document
+
+    def ranked(*docs):
+        return [RetrievedPassage(Passage(id=f"{d}#0", doc_id=d, title=t, text="Text.", start=0, end=5), k + 1,
+                                 0.5, 1.0, 0.5, 0.5) for k, (d, t) in enumerate(docs)]
+    town, bridge = ("harlow", "Harlow"), ("harlow_bridge", "The Harlow Bridge")
+    assert named_document("When was the Harlow Bridge opened?", ranked(town, bridge)) == "harlow_bridge"
+    assert named_document("How many people live in Harlow?", ranked(bridge, town)) == "harlow"
+    assert named_document("When did it open?", ranked(town, bridge)) is None
+
+
+def test_a_question_naming_the_harlow_bridge_is_answered_from_its_own_article(sample_pipeline):
+    from core.pipeline import make_query
+    for question, value in (("When was the Harlow Bridge opened?", "14 May 1958"),
+                            ("When was the Harlow Bridge built?", "April 1954")):
+        trace = sample_pipeline.analyze(make_query(question))
+        assert trace.answer.value == value, (question, trace.answer)
+        assert trace.answer.passage_id.startswith("encyclopedia/harlow_bridge#"), trace.answer
