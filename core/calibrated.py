@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from core.bands import age_bands, told_age
+from core.evidence import KIND_SYNONYMS
 from core.quantities import singular, without_ending
 from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize, written_as_names
@@ -334,9 +335,31 @@ def asked_words(question: str, title: str) -> set[str]:
     return {_prefix(w) for w in asked_terms(question, title)}
 
 
+def _kinds_named() -> dict[str, frozenset[str]]:
+    """For each word (as ``_prefix`` reads it) that names a kind of value by another word, the kinds it names:
+    "inhabitants" says "population", "fare" says "price" (the answer's value reader's synonyms,
+    ``core.evidence.KIND_SYNONYMS``)."""
+    kinds: dict[str, set[str]] = {}
+    for kind, words in KIND_SYNONYMS.items():
+        for word in words:
+            kinds.setdefault(_prefix(word), set()).add(_prefix(kind))
+    return {word: frozenset(named) for word, named in kinds.items()}
+
+
+KINDS_NAMED = _kinds_named()
+
+
+def _with_kinds(said: set[str]) -> set[str]:
+    """A sentence's word prefixes and the kinds of value they name (``KINDS_NAMED``): a question asking for the
+    population is answered by a sentence that counts inhabitants ("What is the population of Varnholm?" had
+    P(fact stated) 0.47 beside "it had 412,000 inhabitants")."""
+    return said.union(*(KINDS_NAMED[w] for w in said if w in KINDS_NAMED))
+
+
 def asked_found(trace: Trace) -> float:
     """The largest share of the question's asked words (``asked_words``) that one sentence of a top
-    passage holds with the sentence before it (1 when it asks nothing beyond its topic). A passage about
+    passage holds with the sentence before it, a kind of value said by another word included (``_with_kinds``;
+    1 when it asks nothing beyond its topic). A passage about
     the topic that never says what is asked ("designed") rarely states the fact; read over the words,
     not the NLI verdict, which finds a wh-question's claim neutral whether or not the answer is there
     (train KB wh-questions: AUROC 0.77, against 0.67 for P(fact stated) fitted without them)."""
@@ -347,7 +370,8 @@ def asked_found(trace: Trace) -> float:
         return 1.0
     best = 0.0
     for p in trace.passages[:3]:
-        words = [_prefixes(s.text) for s in p.passage.sentences] or [_prefixes(p.passage.text)]
+        texts = [s.text for s in p.passage.sentences] or [p.passage.text]
+        words = [_with_kinds(_prefixes(text)) for text in texts]
         for k, said in enumerate(words):
             best = max(best, len(asked & (said | (words[k - 1] if k else set()))) / len(asked))
     return best

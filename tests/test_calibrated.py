@@ -693,6 +693,15 @@ def test_asked_found_reads_whether_a_sentence_of_the_topic_says_what_is_asked():
     assert calibrated.asked_found(replace(factories.trace(with_passage=False), query=Query(asked))) == 0.0
 
 
+def test_asked_found_reads_a_kind_of_value_said_by_another_word():
+    """Browser walkthrough: "What is the population of Varnholm?" abstained beside "it had 412,000 inhabitants",
+    the sentence the answer's value reader had found (its kind synonyms: population / inhabitants / residents)."""
+    census = "Varnholm is the capital. At the 2021 census it had 412,000 inhabitants."
+    assert calibrated.asked_found(_article("What is the population of Varnholm?", census)) == 1.0
+    assert calibrated.asked_found(_article("What is the price for adults?", "The fare is £4 for adults.")) == 1.0
+    assert calibrated.asked_found(_article("What is the population of Varnholm?", "Varnholm is the capital.")) == 0.0
+
+
 def test_real_the_asked_relation_is_found_for_a_stated_fact_and_not_for_an_unstated_one(sample_pipeline):
     """Sample KB: the Harlow Bridge article says when it opened; the Arden Lighthouse article never says
     who designed it, though it is all about the lighthouse."""
