@@ -238,10 +238,11 @@ def chosen_referent(turn: Turn) -> str:
     """What a reply to "which one do you mean: “A” or “B”?" (``turn.target``) chose: the option it names most of
     the words of ("I mean the Harlow Bridge"), else the one it picks by place ("the second", "2"), else the reply
     as typed (it may name a thing the question did not offer)."""
+    def words(text: str) -> set[str]:
+        return set(normalized(text).split()) - STOPWORDS
     options = re.findall(r"“([^”]+)”", turn.target)
     said = set(normalized(turn.reply).split())
-    shares = [len(said & set(normalized(o).split()) - STOPWORDS) / max(1, len(set(normalized(o).split()) - STOPWORDS))
-              for o in options]
+    shares = [len(said & words(o)) / max(1, len(words(o))) for o in options]
     if shares and max(shares) > 0 and shares.count(max(shares)) == 1:
         return options[shares.index(max(shares))]
     places = [ORDINAL_CHOICE[w] for w in normalized(turn.reply).split() if w in ORDINAL_CHOICE]

@@ -614,7 +614,10 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     """What an extractive ANSWER cites and gives, chosen once for the answer-type check and the answer
     agent: among the answer passages (``answer_passages``), the first sentence bearing a value of the asked
     type about the asked entity (``answer_value``; per passage in the order of ``answer_candidates``), else
-    the first passage's first candidate. None without passages.
+    the first passage's first candidate. None without passages. The document whose title the question names
+    (``named_document``) is read first, with all its retrieved passages: "When was the Harlow Bridge opened?"
+    is the bridge's article's to answer, though the town Harlow's says "the Harlow Bridge opened in 1958" and
+    the bridge's own sentence, which says "the bridge", failed the NLI filter.
 
     ``openings`` maps a document id to its first passage (``KnowledgeBase.opening``). A passage that is
     not its document's opening is also about what the opening names. The opening's own sentences do not
@@ -639,14 +642,16 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     opening_of = [(openings or {}).get(p.passage.doc_id) for p in chosen]
     opening_text = [o.text if o is not None and o.id != p.passage.id else "" for p, o in zip(chosen, opening_of)]
 
-    def value_among(pool: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], AnswerValue | None]:
-        return pool, answer_value(question, answer_type, [s for _, s in pool], [chosen[k].passage.title for k, _ in pool],
-                                  sections=[passage_headings(chosen[k].passage) for k, _ in pool],
-                                  openings=[opening_text[k] for k, _ in pool])
+    def value_in(pool: list[tuple[int, str]]) -> AnswerValue | None:
+        return answer_value(question, answer_type, [s for _, s in pool], [chosen[k].passage.title for k, _ in pool],
+                            sections=[passage_headings(chosen[k].passage) for k, _ in pool],
+                            openings=[opening_text[k] for k, _ in pool])
     own = [(k, s) for k, s in candidates if chosen[k].passage.doc_id == named]
-    pool, found = value_among(own) if answer_type and 0 < len(own) < len(candidates) else (candidates, None)
+    pool, found = candidates, None
+    if answer_type and 0 < len(own) < len(candidates):  # the named document's sentences first
+        pool, found = own, value_in(own)
     if found is None:
-        pool, found = value_among(candidates)
+        pool, found = candidates, value_in(candidates)
     owner, sentence = pool[found.index if found else 0]
     if found is None:
         return AnswerChoice(chosen[owner].passage.id, sentence, "", "")
