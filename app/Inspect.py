@@ -205,13 +205,15 @@ def results(values: dict) -> None:
         render_turns(dialogue, rewind)
     for warning in trace.warnings:
         st.warning(warning)
-    details(query, trace, shown_decision, kb, dialogue)
+    details(trace, shown_decision, kb, dialogue)
 
 
-def details(query: Query, trace, decision, kb, dialogue) -> None:
+def details(trace, decision, kb, dialogue) -> None:
     """Every stage, one tab each (the slower panels, premises and graph, are drawn last)."""
     head, download = st.columns([4, 1], vertical_alignment="bottom")
-    head.caption(f"Analysed: {md(query.question)} · KB {md(wiring.display_path(trace.kb))} ({kb.fingerprint}) · "
+    # the question as analysed: a reply to "which one do you mean?" names its referent ("When was it built (Harlow
+    # Bridge)?")
+    head.caption(f"Analysed: {md(trace.query.question)} · KB {md(wiring.display_path(trace.kb))} ({kb.fingerprint}) · "
                  "stage time, s (0 = cached): " + " · ".join(f"{k} {v:.2f}" for k, v in trace.timings.items()))
     download.download_button("Download trace (JSON)", lambda: wiring.trace_json(trace, decision, dialogue),
                              key="aw_download", file_name="trace.json", mime="application/json", on_click="ignore",

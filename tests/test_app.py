@@ -230,6 +230,18 @@ def test_real_dialogue_answers_each_clarification_in_place_until_the_answer(nli_
     assert f"**Turn {turn}**" in text and f"ρ_{turn} = **1.00**" in text and "resolved **established**" in text
 
 
+def test_real_a_which_one_reply_is_analysed_as_naming_what_the_question_is_about(nli_model):
+    """Browser walkthrough: "Harlow Bridge" in reply to "which one you mean: “Corran Shipyards” or “Harlow Bridge”?"
+    asked the same again; the page now analyses the question with the referent named, and says so."""
+    at = AppTest.from_file(INSPECT, default_timeout=600).run()
+    ask(at, "When was it built?")
+    assert action_of(at) == "ASK" and "Harlow Bridge" in card_of(at)
+    at.text_input(key="aw_reply").input("Harlow Bridge")
+    at.button(key="aw_send").click().run()
+    assert not at.exception and not at.error and action_of(at) == "ANSWER"
+    assert any("Analysed: When was it built (Harlow Bridge)?" in c.value for c in at.caption)
+
+
 def _hostile_kb(folder):
     (folder / "hostile.md").write_text(
         f"# Ferry timetable {XSS_SCRIPT}\n\nThe Harlow ferry leaves at 9 am every day. {XSS_IMG} "
