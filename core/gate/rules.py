@@ -40,7 +40,7 @@ def compare(signal: str, value: float, op: str, threshold: float) -> Comparison:
 
 def places_to_tell(value: float, threshold: float, places: int = 3, most: int = 6) -> int:
     """How many decimal places show ``value`` and ``threshold`` apart: ``places``, or more up to ``most`` where
-    rounding would make them look equal ("p_fact 0.98 < 0.98" is "p_fact 0.9795 < 0.98"); ``places`` where they
+    rounding would make them look equal ("p_fact 0.98 < 0.98" is "p_fact 0.9795 < 0.9800"); ``places`` where they
     are equal."""
     wanted = places
     while wanted < most and value != threshold and round(value, wanted) == round(threshold, wanted):
