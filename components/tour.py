@@ -35,14 +35,14 @@ def why(trace: Trace, decision: Decision) -> str:
                      f"{s.coverage:.0%} of the question's terms were found in the passages).")
     else:
         parts.append("Retrieval found no passage at all.")
-    if trace.evidence is not None and trace.evidence.sentences:
-        parts.append(f"The evidence step picked “{trace.evidence.sentences[0].text}”, covering "
-                     f"{s.evidence_coverage:.0%} of the question's topics.")
+    picked = trace.evidence.sentences[0].text if trace.evidence is not None and trace.evidence.sentences else None
+    if picked is not None:
+        parts.append(f"The evidence step picked “{picked}”, covering {s.evidence_coverage:.0%} of the question's "
+                     "topics.")
     parts.append(f"The claim checked against it, “{trace.claim.text}”, is entailed with probability "
                  f"{s.sufficiency:.2f}.")
     answer = trace.answer
-    if decision.action == "ANSWER" and answer is not None and answer.value and (
-            trace.evidence is None or not trace.evidence.sentences or answer.sentence != trace.evidence.sentences[0].text):
+    if decision.action == "ANSWER" and answer is not None and answer.value and answer.sentence != picked:
         # the value an ANSWER gives is looked for in its own stage, which may quote another sentence (under a
         # refusal it is no answer: a town offered as the painter of the Mona Lisa only confuses)
         title = next((p.passage.title for p in trace.passages if p.passage.id == answer.passage_id), "")

@@ -421,8 +421,8 @@ class AbstainAgent:
         kept = trace.kept_passages() or trace.passages
         top = kept[0].passage
         what = TYPE_WORDS.get(trace.claim.answer_type, "what the question asks")
-        reason = (f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
-                  f"but it does not state {what}")
+        covered = f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
+        reason = f"{covered}but it does not state {what}"
         if decision.rule == "answer_type":
             reason += (": no sentence of the evidence says how." if trace.claim.answer_type == "PROCEDURE"
                        else ": no sentence of the evidence holds a value of that kind.")
@@ -439,9 +439,8 @@ class AbstainAgent:
         elif decision.rule == "fact_absent" and trace.answer is not None and trace.answer.value:
             # a value of the asked kind was there: say so and why it was not given, or the card denies the sentence
             # it quotes ("does not state the number" beside "it had 412,000 inhabitants")
-            reason = (f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
-                      f"but the evidence does not clearly state {what}: the likeliest value, “{trace.answer.value}” in "
-                      f"“{trace.answer.sentence}”, is supported too weakly to give "
+            reason = (f"{covered}but the evidence does not clearly state {what}: the likeliest value, "
+                      f"“{trace.answer.value}” in “{trace.answer.sentence}”, is supported too weakly to give "
                       f"({fired_comparisons(decision).rstrip('.')}).")
         else:
             # a gate rule by the numbers it compared (its explanation is written for the gate trace, settings and

@@ -18,6 +18,7 @@ from core.evaluation import metrics as M
 from core.evaluation.calibration import GATE_SETTINGS, SWEEP_METRICS, signal_report, switched_on_reading, rules_reading
 from core.evaluation.importers import FORMATS
 from core.evaluation.learned_gate import cross_validate, fit_learned_gate
+from core.evaluation.transfer import SAMPLE_KB_SETS
 from core.gate.learned import STRUCTURES
 from core.kb import KnowledgeBaseError
 from core.models import ModelUnavailable
@@ -38,8 +39,8 @@ TABS = ["Overview", "Rule vs learned gate", "Sweeps", "Calibrate", "Items", "Sig
 SHARED = wiring.ROOT.parent / "shared" / "data"
 SOURCES = {  # label -> (format, path); the shared files only where they exist
     "Sample KB questions": ("jsonl", wiring.SAMPLE_QUESTIONS),
-    **{f"Sample KB blind set {n}": ("jsonl", wiring.SAMPLE_QUESTIONS.with_name(f"questions_blind{n if n > 1 else ''}"
-                                                                                 ".jsonl")) for n in range(1, 5)},
+    **{name[0].upper() + name[1:]: ("jsonl", wiring.SAMPLE_QUESTIONS.with_name(file))
+       for name, file in SAMPLE_KB_SETS.items() if file != wiring.SAMPLE_QUESTIONS.name},
     "ShARC dev half (shared/data)": ("sharc", SHARED / "sharc_dev_half_a.json"),
     "ContractNLI dev (shared/data)": ("contractnli", SHARED / "contractnli_dev.json"),
 }

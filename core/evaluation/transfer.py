@@ -26,6 +26,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = TRAIN_DIR.parent
 
 
+# The sample KB's labelled question files, each a report set: its 72 questions and the blind sets written from its
+# documents alone (``sample_kb/README.md``).
+SAMPLE_KB_SETS = {"sample KB": "questions.jsonl", "sample KB blind": "questions_blind.jsonl",
+                  "sample KB blind 2": "questions_blind2.jsonl", "sample KB blind 3": "questions_blind3.jsonl",
+                  "sample KB blind 4": "questions_blind4.jsonl"}
+
+
 def report_sets(contractnli_limit: int | None = None) -> dict[str, Dataset]:
     """The labelled sets figures are reported on (none is used to fit anything); ``contractnli_limit``
     keeps the first N ContractNLI hypotheses (whole contracts in file order: 17 per contract)."""
@@ -33,11 +40,7 @@ def report_sets(contractnli_limit: int | None = None) -> dict[str, Dataset]:
         "ShARC half A": load_dataset("sharc", SHARED / "sharc_dev_half_a.json"),
         "ContractNLI dev": load_dataset("contractnli", SHARED / "contractnli_dev.json", limit=contractnli_limit),
         "SQuAD held-out": squad_train(held_out=True),
-        "sample KB": load_dataset("jsonl", ROOT / "sample_kb" / "questions.jsonl"),
-        "sample KB blind": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind.jsonl"),
-        "sample KB blind 2": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind2.jsonl"),
-        "sample KB blind 3": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind3.jsonl"),
-        "sample KB blind 4": load_dataset("jsonl", ROOT / "sample_kb" / "questions_blind4.jsonl"),
+        **{name: load_dataset("jsonl", ROOT / "sample_kb" / file) for name, file in SAMPLE_KB_SETS.items()},
     }
 
 
