@@ -90,7 +90,6 @@ _PREPOSITIONS = {"to", "for", "with", "by", "from", "about", "of", "on", "at", "
                  "upon", "towards", "toward", "against", "without", "behind", "like", "as", "in", "between"}
 _SUBORDINATORS = {"if", "when", "unless", "that", "and", "or", "but", "because", "whether", "while",
                   "until", "before", "after", "once", "since", "where", "so", "though", "although"}
-_RELATIVE = {"who", "that", "which", "whose", "whom"}
 _MAIN_SPLIT = {"can", "cannot", "can't", "may", "must", "mustn't", "will", "won't", "should", "shouldn't",
                "are", "is", "were", "was", "do", "don't", "does", "doesn't", "need", "needs", "qualify",
                "qualifies", "get", "gets", "have", "has"}
@@ -142,11 +141,19 @@ def to_user_voice(condition: str, lead: str = "", negate: bool = False) -> str:
 def to_question(condition: str, lead: str = "") -> str:
     """A yes/no clarification question in the second person: "Are you aged 65 or over?"
 
-    A "yes" answer means the condition holds (negations are kept: "Do you not have savings?").
-    For "Applicants who are students cannot apply" it asks about the condition only:
-    "Are you a student?"
+    A negated condition is asked in its positive form ("are not in full-time education" → "Are you in
+    full-time education?", "have no children" → "Do you have children?"): "Are you not in full-time
+    education?" leaves a "no" meaning either. The reply is read against the condition like any stated
+    fact, so a "yes" there fails it. For "Applicants who are students cannot apply" it asks about the
+    condition only: "Are you a student?"
     """
-    return _sentence(_question(_parse(_prepare(condition, lead))), "?")
+    clause = _parse(_prepare(condition, lead))
+    marker = re.match(r"(no|never)\s+", clause.tail, re.I)
+    if (clause.negated and clause.verb not in _MODALS.values()) or marker:  # "may not consume" is the rule's, kept
+        clause = _negated(clause)
+        if marker and not clause.negated and marker.group(1).lower() == "never":
+            clause = _with(clause, tail=f"ever {clause.tail}")  # "have never been married" → "Have you ever been married?"
+    return _sentence(_question(clause), "?")
 
 
 _PAST_OF = {lemma: past for past, lemma in _IRREGULAR_PAST.items()
@@ -335,8 +342,6 @@ def _parse(text: str) -> _Clause:
     if first in _ADJ_START or (first.endswith("ing") and _verb_info(first)):
         return _Clause("I", "1", "be", "pres", tail=text)
     for i in range(1, min(len(keys), 8)):
-        if keys[i] in _RELATIVE:
-            break
         if keys[i - 1] not in _DETERMINERS | _PREPOSITIONS and _is_finite(keys[i], after_subject=False):
             return _noun_subject(text, words, 0, "", verb_at=i)
     person_noun = any(k in _PERSON_NOUNS or k.rstrip("s") in _PERSON_NOUNS for k in keys[:4])

@@ -224,6 +224,21 @@ def test_real_a_reply_that_settles_nothing_then_a_different_question(sample_pipe
     assert d.action == "ASK" and d.current.question != asked and d.current.target not in d.asked_before(1)
 
 
+@pytest.mark.parametrize("in_education, polarity", [("No", "yes"), ("Yes", "no")])
+def test_real_a_negated_condition_is_asked_in_its_positive_form_and_the_reply_read_against_it(
+        sample_pipeline, in_education, polarity):
+    """Carer's Allowance needs "are not in full-time education": asked "Are you in full-time education?", a
+    "no" meets the condition and a "yes" fails it."""
+    d = Dialogue.start(sample_pipeline, make_query(
+        "Could I claim Carer's Allowance?", "I'm 45, I look after my dad for 40 hours a week and I earn £100 a week."))
+    asked = []
+    while d.action == "ASK" and len(asked) < 4:
+        asked.append(d.current.question)
+        d = d.answer(in_education if "education" in asked[-1] else "Yes")
+    assert "Are you in full-time education?" in asked, asked
+    assert d.action == "ANSWER" and d.decision.answer_polarity == polarity, (asked, d.decision.rule, d.current.note)
+
+
 def test_real_sharc_history_is_decided_through_the_loop(sample_pipeline):
     """ShARC-shaped: the follow-ups were asked in the dataset's own words."""
     item = {"question": "Am I eligible for the Winter Fuel Payment?", "scenario": "",

@@ -53,19 +53,19 @@ CASES = [
      "I am a driver under 18 years old and I am banned from using a portable electronic device.",
      "Are you a driver under 18 years old?"),
     ("You must not be in full-time education.", "",
-     "I am not in full-time education.", "Are you not in full-time education?"),
+     "I am not in full-time education.", "Are you in full-time education?"),
     ("You must not have savings of more than £16,000.", "",
-     "I do not have savings of more than £16,000.", "Do you not have savings of more than £16,000?"),
-    ("The applicant does not own a home.", "", "I do not own a home.", "Do you not own a home?"),
-    ("you don't have any savings", "", "I don't have any savings.", "Do you not have any savings?"),
+     "I do not have savings of more than £16,000.", "Do you have savings of more than £16,000?"),
+    ("The applicant does not own a home.", "", "I do not own a home.", "Do you own a home?"),
+    ("you don't have any savings", "", "I don't have any savings.", "Do you have any savings?"),
     ("you were born in France", "", "I was born in France.", "Were you born in France?"),
     ("The applicant's business is a charity.", "", "My business is a charity.", "Is your business a charity?"),
     ("You should also be registered with a GP;", "",
      "I am also registered with a GP.", "Are you also registered with a GP?"),
     ("You will need to provide proof of identity.", "",
      "I provide proof of identity.", "Do you provide proof of identity?"),
-    ("- not be in full-time education", "", "I am not in full-time education.", "Are you not in full-time education?"),
-    ("you have never been married", "", "I have never been married.", "Have you never been married?"),
+    ("- not be in full-time education", "", "I am not in full-time education.", "Are you in full-time education?"),
+    ("you have never been married", "", "I have never been married.", "Have you ever been married?"),
     ("there is a child under 16 in your household", "",
      "There is a child under 16 in my household.", "Is there a child under 16 in your household?"),
     ("your children live with you", "", "My children live with me.", "Do your children live with you?"),
@@ -116,10 +116,11 @@ def test_to_question(condition, lead, statement, question):
     "Applicants who are students cannot apply", "You must not be in full-time education.",
     "The applicant does not own a home.", "you don't have any savings", "you're not a UK citizen",
 ])
-def test_negations_survive_both_rewrites(condition):
+def test_a_negated_condition_is_stated_negated_and_asked_in_its_positive_form(condition):
+    """"Are you not a UK citizen?" leaves a "no" meaning either; the reply is read against the condition."""
     statement, question = to_user_voice(condition), to_question(condition)
     assert any(n in statement for n in ("not", "n't")), statement
-    assert any(n in question for n in ("not", "n't")) or "Applicants" in condition, question
+    assert not any(n in question.split() or n in question for n in ("not", "n't")), question
 
 
 @pytest.mark.parametrize("condition, negated", [
