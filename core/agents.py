@@ -19,7 +19,7 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from core import calibrated, models, nli, prompts, quantities
+from core import calibrated, models, nli, prompts, quantities, units
 from core import settings as settings_mod
 from core.abduction import nli_units
 from core.bands import AgeBands, age_bands, banded, told_age
@@ -167,7 +167,8 @@ class AnswerAgent:
         if trace.claim.schema == "polar":
             label = next((n.claim.label for n in trace.nli if n.passage_id == passage.passage.id), "")
             polar = {"entailment": "Yes", "contradiction": "No"}.get(label, "")
-        answer = choice.value or polar
+        # a measurement asked in another unit than the text's: both ("180 metres (about 591 feet)")
+        answer = units.in_asked_unit(trace.query.question, choice.value) if choice.value else polar
         sentence = choice.sentence
         bands = banded(trace.claim.answer_type, trace.passages) if choice.value else None
         if bands is not None and bands.passage_id == choice.passage_id and choice.value in bands.values \
