@@ -26,7 +26,7 @@ UNITS: dict[str, tuple[tuple[float, str, tuple[str, ...]], ...]] = {
         (1000.0, "tonnes", ("t", "tonne", "tonnes", "metric ton", "metric tons")),
         (0.45359237, "pounds", ("lb", "lbs", "pound", "pounds")),
         (0.028349523125, "ounces", ("oz", "ounce", "ounces")),
-        (6.35029318, "stone", ("st", "stone", "stones")),
+        (6.35029318, "stone", ("stone", "stones")),  # not "st": "1st" is an ordinal
     ),
     "area": (
         (1.0, "square metres", ("m²", "m2", "sq m", "square metre", "square metres", "square meter", "square meters")),
@@ -61,7 +61,8 @@ def in_asked_unit(question: str, value: str) -> str:
     """``value`` with its conversion into the unit ``question`` asks for, when the value states a quantity of
     the same dimension in another unit; otherwise ``value`` as it is."""
     asked = asked_unit(question)
-    stated = _VALUE.search(value) if asked else None
+    # "£5m" is five million pounds, not five metres
+    stated = _VALUE.search(value) if asked and not re.search(r"[£$€¥]", value) else None
     if stated is None:
         return value
     dimension, size, name = _SPELLING[re.sub(r"\s+", " ", stated.group(2).lower())]

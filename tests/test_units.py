@@ -26,6 +26,8 @@ def test_a_value_in_another_unit_of_the_asked_dimension_is_converted(question, v
     ("How heavy is the bell in pounds?", "120 metres"),          # another dimension
     ("How long is the bridge in feet?", "14 May 1958"),          # no quantity
     ("What is the length in m?", "400 feet"),                    # "in m" says too little
+    ("How long is the tunnel in feet?", "£5m"),                  # five million pounds
+    ("How heavy was the winner in pounds?", "1st"),              # an ordinal
 ])
 def test_anything_else_is_left_as_the_text_states_it(question, value):
     assert in_asked_unit(question, value) == value
