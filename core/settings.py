@@ -171,6 +171,13 @@ SETTINGS: tuple[Setting, ...] = (
             "paralysed from the waist down\" / \"I have a disability\"); it never contradicts it (the model reads "
             "a change of topic as a contradiction). Chosen on the ShARC train fact checks (bench/bench_conditions.py).",
             0.5, 1.0, 0.05, label="Condition established by an unrelated fact at"),
+    Setting("condition_contradict_direct", 0.2, "variables",
+            "A user fact contradicts a condition only when NLI reads the pair itself as a contradiction with at least "
+            "this probability, however surely it entails the condition's negation: the model reads a negated statement "
+            "about something the fact never mentions as entailed (\"I look after my dad for 40 hours a week …\" / \"The "
+            "person I care for does not already get a qualifying disability benefit\": 0.84, the pair itself 0.18). "
+            "Chosen on the ShARC train fact checks (bench/bench_conditions.py).",
+            0.0, 1.0, 0.05, label="Condition contradicted only at NLI contradiction"),
     Setting("fact_related_cosine", 0.55, "variables",
             "A user fact that shares no word with a condition still counts as related to it, and may contradict it, "
             "when their sentence embeddings are at least this close (\"I have no children\" / \"I am a single "

@@ -85,6 +85,7 @@ class VariableStage:
     condition_entail: float = 0.5
     condition_contradict: float = 0.6
     condition_unrelated: float = 0.9
+    condition_contradict_direct: float = 0.2
     fact_related_cosine: float = 0.55
     max_conditions: int = 6
     history_match: float = 0.55  # cosine above which an answered follow-up speaks to its closest condition
@@ -297,7 +298,8 @@ class VariableStage:
                 # my employer for at least 1 year" at 0.90.
                 return replace(cond, status="missing", scores=direct[k_e], method="nli (a bound needs a stated quantity)")
             status, k = "established", k_e
-        elif against >= contradict_min and against > direct[k_c].entailment:
+        elif against >= contradict_min and against > direct[k_c].entailment \
+                and direct[k_c].contradiction >= self.condition_contradict_direct:
             if bounded(cond.text) and _same_kind_quantity(facts[k_c], cond.text):
                 # The fact states the bounded quantity in words arithmetic could not align with the
                 # condition's ("off with flu for 6 days" for "ill for at least 4 days"); NLI, which does no

@@ -90,6 +90,8 @@ _PREPOSITIONS = {"to", "for", "with", "by", "from", "about", "of", "on", "at", "
                  "upon", "towards", "toward", "against", "without", "behind", "like", "as", "in", "between"}
 _SUBORDINATORS = {"if", "when", "unless", "that", "and", "or", "but", "because", "whether", "while",
                   "until", "before", "after", "once", "since", "where", "so", "though", "although"}
+# A role noun whose phrase names the user ("the person you care for") names someone else.
+_SECOND_PERSON = {"you", "your", "you're", "you've", "yourself"}
 _MAIN_SPLIT = {"can", "cannot", "can't", "may", "must", "mustn't", "will", "won't", "should", "shouldn't",
                "are", "is", "were", "was", "do", "don't", "does", "doesn't", "need", "needs", "qualify",
                "qualifies", "get", "gets", "have", "has"}
@@ -323,6 +325,9 @@ def _parse(text: str) -> _Clause:
     if head.endswith("'s") and (head[:-2] in _ROLES or head[:-2] in _ROLE_PLURALS) and role_at + 1 < len(keys):
         return _noun_subject(text, words, role_at + 1, "my ")  # "The applicant's business is ..."
     if head in _ROLES or head in _ROLE_PLURALS or (role_at == 0 and head in _ROLE_PRONOUNS):
+        main = next((i for i in range(role_at + 1, len(keys)) if keys[i] in _MAIN_SPLIT), None)
+        if main is not None and _SECOND_PERSON & set(keys[role_at + 1:main]):
+            return _noun_subject(text, words, 0, "", verb_at=main)  # "The person you care for must ...": not the user
         return _role_subject(text, words, role_at, plural=head not in _ROLES and head not in ("anyone", "someone"))
     if first in ("your", "my"):
         return _noun_subject(text, words, 0, "")
@@ -359,7 +364,8 @@ def _noun_subject(text: str, words, start: int, prefix: str, verb_at: int | None
     subject = prefix + text[words[start][1]:words[verb_at - 1][2]]
     plural = bool(re.search(r" (?:and|or) ", subject)) or keys[verb_at] in (
         "are", "were", "have", "do", "don't", "aren't", "weren't", "haven't") or (
-        keys[verb_at] in _VERBS and (keys[verb_at - 1].endswith("s") or keys[verb_at - 1] in ("children", "people")))
+        keys[verb_at] in _VERBS and (keys[verb_at - 1].endswith("s") or keys[verb_at - 1] in ("children", "people"))) or any(
+        k in _ROLE_PLURALS or k == "children" for k in keys[start:min(verb_at, start + 2)])  # "the people you care for must ..."
     return _verb_group(text, words, verb_at, subject, "3p" if plural else "3")
 
 

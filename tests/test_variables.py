@@ -752,6 +752,18 @@ def test_a_list_item_is_read_without_the_condition_its_lead_in_states_of_its_own
     assert by_text(state, "limited benefits").kind != "bullet"
 
 
+def test_real_what_the_user_says_of_themselves_leaves_open_a_condition_on_the_person_they_care_for(nli_model):
+    """Carer's Allowance: "The person you care for must already get a qualifying disability benefit" is about
+    someone else ("The person I care for already gets …", not "I am a person I care for and …"), and a
+    scenario that never says what benefits that person gets neither meets nor fails it, though the model
+    reads the condition's negation as entailed (``condition_contradict_direct``)."""
+    state = read("carers_allowance.md", "Could I claim Carer's Allowance?",
+                 "I'm 45, I look after my dad for 40 hours a week and I earn £100 a week.")
+    cared_for = by_text(state, "person you care for")
+    assert cared_for.status == "missing", cared_for
+    assert by_text(state, "35 hours").status == "established" and state.outcome != "failed"
+
+
 def test_a_short_reply_that_states_a_number_is_a_fact():
     """The train KB's apprentice-rate dialogue: "Are you under 19?" — "No, I'm 21." The age is a fact
     the other list item ("19 or over and …") can be checked against; a bare "No, I don't." is none."""
