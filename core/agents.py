@@ -167,7 +167,7 @@ class AnswerAgent:
         if trace.claim.schema == "polar":
             label = next((n.claim.label for n in trace.nli if n.passage_id == passage.passage.id), "")
             polar = {"entailment": "Yes", "contradiction": "No"}.get(label, "")
-        # a measurement asked in another unit than the text's: both ("180 metres (about 591 feet)")
+        # a measurement asked in another unit than the text's: both ("120 metres (about 394 feet)")
         answer = units.in_asked_unit(trace.query.question, choice.value) if choice.value else polar
         sentence = choice.sentence
         bands = banded(trace.claim.answer_type, trace.passages) if choice.value else None

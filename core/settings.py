@@ -174,7 +174,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("condition_contradict_direct", 0.2, "variables",
             "A user fact contradicts a condition only when NLI reads the pair itself as a contradiction with at least "
             "this probability, however surely it entails the condition's negation: the model reads a negated statement "
-            "about something the fact never mentions as entailed (\"I look after my dad for 40 hours a week …\" / \"The "
+            "about something the fact never mentions as entailed (\"I'm 45, I look after my dad for 40 hours a week …\" / \"The "
             "person I care for does not already get a qualifying disability benefit\": 0.84, the pair itself 0.18). "
             "Chosen on the ShARC train fact checks (bench/bench_conditions.py).",
             0.0, 1.0, 0.05, label="Condition contradicted only at NLI contradiction"),

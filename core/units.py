@@ -1,6 +1,6 @@
 """A measured answer said in the unit the question asks for.
 
-"How long is the main span in feet?" answered from "a main span of 180 metres" is "180 metres (about 591
+"How long is the main span in feet?" answered from "Its main span of 120 metres …" is "120 metres (about 394
 feet)": the value as the text states it (what the citation shows), then the conversion the question asked
 for. Only the answer's wording changes; what the analysis found and cited does not.
 """
@@ -49,7 +49,7 @@ _VALUE = re.compile(rf"(\d[\d,]*(?:\.\d+)?)\s*({_ALTERNATION})(?![\w²])", re.I)
 
 def asked_unit(question: str) -> tuple[str, float, str] | None:
     """(dimension, size, name) of the unit a question asks its answer in ("… in feet?", "How many miles …"), or
-    None. A one- or two-letter abbreviation does not count: "in m" or "in t" says too little to convert into."""
+    None. A short abbreviation counts only where it is unmistakable ("km", "ft"): "in m" or "in t" says too little."""
     for m in _ASKED.finditer(question):
         spelling = m.group(1).lower()
         if len(spelling) > 2 or spelling in ("km", "kg", "cm", "mm", "ft", "lb", "oz", "ha"):

@@ -129,7 +129,7 @@ def test_a_negated_condition_is_stated_negated_and_asked_in_its_positive_form(co
     """"Are you not a UK citizen?" leaves a "no" meaning either; the reply is read against the condition."""
     statement, question = to_user_voice(condition), to_question(condition)
     assert any(n in statement for n in ("not", "n't")), statement
-    assert not any(n in question.split() or n in question for n in ("not", "n't")), question
+    assert not any(n in question for n in ("not", "n't")), question
 
 
 @pytest.mark.parametrize("condition, negated", [
