@@ -241,11 +241,12 @@ def chosen_referent(turn: Turn) -> str:
     def words(text: str) -> set[str]:
         return set(normalized(text).split()) - STOPWORDS
     options = re.findall(r"“([^”]+)”", turn.target)
-    said = set(normalized(turn.reply).split())
+    reply = normalized(turn.reply).split()
+    said = set(reply)
     shares = [len(said & words(o)) / max(1, len(words(o))) for o in options]
     if shares and max(shares) > 0 and shares.count(max(shares)) == 1:
         return options[shares.index(max(shares))]
-    places = [ORDINAL_CHOICE[w] for w in normalized(turn.reply).split() if w in ORDINAL_CHOICE]
+    places = [ORDINAL_CHOICE[w] for w in reply if w in ORDINAL_CHOICE]
     if len(places) == 1 and places[0] < len(options):
         return options[places[0]]
     if "last" in said and options:

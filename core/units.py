@@ -53,7 +53,7 @@ def asked_unit(question: str) -> tuple[str, float, str] | None:
     for m in _ASKED.finditer(question):
         spelling = m.group(1).lower()
         if len(spelling) > 2 or spelling in ("km", "kg", "cm", "mm", "ft", "lb", "oz", "ha"):
-            return _SPELLING[re.sub(r"\s+", " ", spelling)]
+            return _SPELLING[spelling]
     return None
 
 
@@ -65,7 +65,7 @@ def in_asked_unit(question: str, value: str) -> str:
     stated = _VALUE.search(value) if asked and not re.search(r"[£$€¥]", value) else None
     if stated is None:
         return value
-    dimension, size, name = _SPELLING[re.sub(r"\s+", " ", stated.group(2).lower())]
+    dimension, size, name = _SPELLING[stated.group(2).lower()]
     if dimension != asked[0] or name == asked[2]:
         return value
     amount = float(stated.group(1).replace(",", "")) * size / asked[1]

@@ -90,6 +90,8 @@ _PREPOSITIONS = {"to", "for", "with", "by", "from", "about", "of", "on", "at", "
                  "upon", "towards", "toward", "against", "without", "behind", "like", "as", "in", "between"}
 _SUBORDINATORS = {"if", "when", "unless", "that", "and", "or", "but", "because", "whether", "while",
                   "until", "before", "after", "once", "since", "where", "so", "though", "although"}
+# "no" or "never" opening a clause's tail negates it: "have no children", "have never been married"
+_NEGATING_WORD = re.compile(r"(no|never)\s+", re.I)
 # A role noun whose phrase names the user ("the person you care for") names someone else.
 _SECOND_PERSON = {"you", "your", "you're", "you've", "yourself"}
 _MAIN_SPLIT = {"can", "cannot", "can't", "may", "must", "mustn't", "will", "won't", "should", "shouldn't",
@@ -150,7 +152,7 @@ def to_question(condition: str, lead: str = "") -> str:
     condition only: "Are you a student?"
     """
     clause = _parse(_prepare(condition, lead))
-    marker = re.match(r"(no|never)\s+", clause.tail, re.I)
+    marker = _NEGATING_WORD.match(clause.tail)
     if (clause.negated and clause.verb not in _MODALS.values()) or marker:  # "may not consume" is the rule's, kept
         clause = _negated(clause)
         if marker and not clause.negated and marker.group(1).lower() == "never":
@@ -398,7 +400,7 @@ def _with(clause: _Clause, **changes) -> _Clause:
 
 def _negated(clause: _Clause) -> _Clause:
     """The clause with its polarity flipped: "no"/"never" opening the tail go, or "not" comes or goes."""
-    marker = re.match(r"(?:no|never)\s+", clause.tail, re.I)
+    marker = _NEGATING_WORD.match(clause.tail)
     if marker and not clause.negated:
         return _with(clause, tail=clause.tail[marker.end():])
     if clause.verb == "do" and clause.negated:  # "I don't smoke" → "I smoke"
