@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from core.text import STOPWORDS, straight_quotes
@@ -98,7 +98,9 @@ _RELATIONS = {
           "exceeding", "in excess of", "after", "just over", "over the age of", "above the age of"),
     "<=": ("at most", "up to", "no more than", "not more than", "a maximum of", "maximum of",
            "not exceeding", "not over", "not above", "no longer than", "no older than", "not older than",
-           "up until", "until", "by", "within", "within the last", "within the past", "in the last", "in the past"),
+           "up until", "until", "by", "within", "within the last", "within the past", "in the last", "in the past",
+           "in the previous", "in the preceding", "during the last", "during the past", "during the previous",
+           "during the preceding", "over the last", "over the past", "over the previous", "over the preceding"),
     "<": ("less than", "under", "below", "fewer than", "younger than", "shorter than", "lower than",
           "before", "nearly", "almost", "just under", "under the age of", "below the age of"),
     "between": ("between", "from"),
@@ -581,12 +583,21 @@ _STEM_GROUPS = {
 # for someone"); "look" alone is not ("looking for work"). A carer is not in the group: "Carer's Allowance" is
 # a benefit's name, and NLI then read "I don't need to care for anyone" as denying that one gets it.
 _LOOK_AFTER = re.compile(r"\blook(?:s|ed|ing)?\s+after\b")
+# Kin said of a person ("my landlord isn't related to me" / "your landlord is a close relative"); not "costs
+# related to your business" nor "work-related".
+_RELATED_TO = re.compile(r"\brelated\s+to\s+(?:me|you|him|her|us|them|each\s+other|one\s+another)\b")
 _STEM = {w: group for group, words in _STEM_GROUPS.items() for w in words.split()}
 _START_WORDS = {"moved", "move", "arrived", "started", "start", "began", "begun", "joined", "since", "came",
                 "relocated", "settled", "hired", "emigrated", "from"}
 
 
 _POSSESSIVES = frozenset("my your his her its our their one's".split())
+
+
+def phrases_folded(text: str) -> str:
+    """The text normalised, with a phrase that means one word in its place ("look after" as "care", "related to
+    me" as "relative")."""
+    return _RELATED_TO.sub("relative", _LOOK_AFTER.sub("care", _normalise(text)))
 
 
 def content_stems(text: str) -> set[str]:
@@ -596,7 +607,7 @@ def content_stems(text: str) -> set[str]:
     where its parts are all function words ("full-time")."""
     out = set()
     previous = ""
-    for compound in re.findall(r"[a-z][a-z'-]*", _LOOK_AFTER.sub("care", _normalise(text))):
+    for compound in re.findall(r"[a-z][a-z'-]*", phrases_folded(text)):
         if compound == "own" and previous not in _POSSESSIVES:
             out.add("own")  # the verb ("own your home"), not "your own" (a function word there)
         parts = {stem for part in compound.split("-") if part and (stem := _content_stem(part))}
@@ -610,9 +621,12 @@ def _content_stem(word: str) -> str:
     word = word.removesuffix("'s")
     if word in _STOP or word in _ONES or word in _TENS:
         return ""
-    if word in _STEM:
-        return _STEM[word]
-    return without_ending(word).rstrip("e")
+    return synonym_group(word) or without_ending(word).rstrip("e")  # "jobs" is work as "job" is
+
+
+def synonym_group(word: str) -> str:
+    """The name of the synonym group a word (lower case) belongs to ("employed" and "worked" → "work"), or ""."""
+    return _STEM.get(word) or _STEM.get(without_ending(word), "")
 
 
 def without_ending(word: str) -> str:
@@ -834,12 +848,30 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
         age_at = _as_of_value(quantities, as_of, cond_q) if cond_q.span in as_of else now
         deadline = bool(_DEADLINE.search(condition[:cond_q.span[0]]))
         verdict = _check_group(cond_q, cond_iv, key, condition_stems, facts, reference_year, now, age_at, deadline)
+        if verdict is not None and _denied_by_its_verb(_normalise(condition), cond_q):
+            verdict = replace(verdict, status=_OPPOSITE[verdict.status],
+                              explanation=f"the condition denies its bound: {verdict.explanation}")
         if verdict is None:
             return None if not any(v.status == "contradicted" for v in verdicts) else verdicts[0]
         if verdict.status == "contradicted":
             return verdict
         verdicts.append(verdict)
     return verdicts[0]
+
+
+_OPPOSITE = {"established": "contradicted", "contradicted": "established"}
+# A negation of the verb the bound is said of, in the bound's own clause: "have not employed the apprentice in the
+# previous 6 months", "you don't have savings of more than £16,000" (one close to the bound, "not more than",
+# "do not earn more than", the bound's relation has already taken in: ``_NEGATED``).
+_VERB_NEGATION = re.compile(r"(?:\bnot|n't|\bnever)\b(?:(?!\b(?:and|or|but|who|which|that|if|unless|because|when)\b)"
+                            r"[^,;.:])*$")
+
+
+def _denied_by_its_verb(low: str, q: Quantity) -> bool:
+    """The condition says its bound must not hold (``_VERB_NEGATION``)."""
+    start, _ = _clause_span(low, q.span)
+    _, rel_start = _pre_relation(low[:q.span[0]])
+    return bool(_VERB_NEGATION.search(low, start, rel_start)) and not _NEGATED.search(low[:rel_start])
 
 
 def _fractional_year(day: date) -> float:
@@ -926,21 +958,27 @@ def _lifelong(read_facts, now: float, condition_stems: set[str]) -> list[tuple]:
 
 
 # A time limit to act ("tell your employer within 7 days", "claim within 6 months of the funeral") or a window
-# looked back over ("moved here within the last 2 years"); and what says how long ago something happened or
+# looked back over ("moved here within the last 2 years", "have not employed the apprentice in the previous 6
+# months": an 18-month apprenticeship to come is no time since they were employed); and what says how long ago something happened or
 # how long an act takes ("I moved here 18 months ago", "I told them 10 days later", "it will take me 5
 # minutes"), not how long a state has lasted ("been working there a year", "there since 2023").
-_DEADLINE = re.compile(r"\b(?:within|(?:within|in)\s+the\s+(?:last|past))\s*$", re.I)
+_DEADLINE = re.compile(r"\b(?:within|(?:within|in|during|over)\s+the\s+(?:last|past|previous|preceding))\s*$", re.I)
 # "After" counts after the quantity ("10 days after the funeral"), and before it only where the quantity ends
 # the clause ("I told them after 3 days"), not where it starts a period that came first ("moved back in
 # January after 6 years working abroad").
-_ELAPSED = re.compile(r"\b(?:ago|later|take|takes|taking|took|passed)\b", re.I)
+_ELAPSED = re.compile(r"\b(?:ago|later|passed)\b", re.I)
+# how long an act takes, said just before the quantity ("it'll only take me about five minutes"): not "taking
+# on a 19-year-old apprentice for 35 hours a week on an 18-month apprenticeship" (hiring, not time taken)
+_TAKES = re.compile(r"\b(?:take|takes|taking|took)\s+(?:(?:me|us|you|him|her|them|it)\s+)?"
+                    r"(?:(?:only|just|about|around|roughly|up\s+to|at\s+least|at\s+most)\s+)*$", re.I)
 _AFTER = re.compile(r"\bafter\b", re.I)
 _AFTER_BEFORE = re.compile(r"\bafter\s+(?:about\s+|around\s+|roughly\s+)?$", re.I)
 
 
 def _elapsed(fact: str, q: Quantity, start: int, end: int) -> bool:
-    """The quantity says how long ago something happened or how long an act took (``_ELAPSED``)."""
-    return bool(_ELAPSED.search(fact, start, end) or _AFTER.search(fact, q.span[1], end)
+    """The quantity says how long ago something happened or how long an act took (``_ELAPSED``, ``_TAKES``)."""
+    return bool(_ELAPSED.search(fact, start, end) or _TAKES.search(fact[start:q.span[0]])
+                or _AFTER.search(fact, q.span[1], end)
                 or (_AFTER_BEFORE.search(fact[start:q.span[0]]) and not re.search(r"\w", fact[q.span[1]:end])))
 
 

@@ -476,16 +476,24 @@ def _negations(text: str) -> list[tuple[set[str], set[str], str]]:
     relative" → relative; "I've never owned a property" → own, not property), with every content word
     of the first thing it denies ("not be used for normal operating expenses") and that thing as written."""
     out: list[tuple[set[str], set[str], str]] = []
-    for m in NEGATION.finditer(text):
-        rest = text[m.end():]
-        stop = CLAUSE_BREAK.search(rest)
-        covered = rest[:stop.start()] if stop else rest
-        for word in covered.split()[:NEGATION_REACH]:
+    for covered in _negation_scopes(text):
+        for word in quantities.phrases_folded(covered).split()[:NEGATION_REACH]:
             stems = content_words(word)
             if stems:
                 first = NEGATED_ALTERNATIVE.split(POSSESSIVE_OF.sub(" ", covered))[0]
                 out.append((stems, content_words(first), first))
                 break
+    return out
+
+
+def _negation_scopes(text: str) -> list[str]:
+    """What each negation of the text covers: the rest of its clause ("not on Income Support or Universal
+    Credit")."""
+    out = []
+    for m in NEGATION.finditer(text):
+        rest = text[m.end():]
+        stop = CLAUSE_BREAK.search(rest)
+        out.append(rest[:stop.start()] if stop else rest)
     return out
 
 
@@ -524,6 +532,7 @@ def denial(fact: str, condition: str) -> str:
         return ""  # "I have no savings" meets "savings of less than £16,000"
     asserted = content_words(condition)
     named = straight_quotes(condition).lower()
+    denied_anywhere = set().union(*(content_words(scope) for scope in _negation_scopes(fact)))
     for denied, covered, written in _negations(fact):
         # What the negation covers must say nothing the condition does not: "The loan will not be used
         # for operating expenses, but for machinery" denies no "It will be used for machinery", nor "I'm
@@ -531,9 +540,43 @@ def denial(fact: str, condition: str) -> str:
         # must name too: "I'm not on Income Support" denies nothing of "you get DLA and either Employment
         # and Support Allowance or Universal Credit", though every word of it is there.
         names = NAME.findall(straight_quotes(written))
-        if denied & asserted and covered <= asserted and all(n.lower() in named for n in names):
+        if denied & asserted and covered <= asserted and all(n.lower() in named for n in names) and \
+                not leaves_an_alternative(condition, denied_anywhere):
             return min(denied & asserted)
     return ""
+
+
+_OR = re.compile(r"\bor\b", re.I)
+
+
+def leaves_an_alternative(condition: str, said: set[str]) -> bool:
+    """What is ``said`` (content words) names some of the alternatives an "or" of the condition joins and not
+    all: "I'm not on his birth certificate" denies one way to meet "are named on the child's birth certificate
+    or have parental responsibility for the child", and "I don't rent from a private landlord" one of "rent
+    your home from a private landlord or a housing association"; "I don't rent my home" denies what both
+    share. The alternatives are the conjuncts of the condition's parse."""
+    if not _OR.search(condition):
+        return False
+    doc = models.parse([condition])[0]
+    for cc in doc:
+        if cc.dep_ != "cc" or cc.lower_ != "or":
+            continue
+        conjuncts, todo = [], [cc.head]
+        while todo:
+            token = todo.pop()
+            conjuncts.append(token)
+            todo += [t for t in token.children if t.dep_ == "conj"]
+        if len(conjuncts) < 2:
+            continue
+        named = 0
+        for conjunct in conjuncts:
+            inner = {t.i for other in conjuncts if other is not conjunct and other in conjunct.subtree
+                     for t in other.subtree}
+            own = " ".join(t.text for t in conjunct.subtree if t.i not in inner)
+            named += bool(content_words(own) & said)
+        if 0 < named < len(conjuncts):
+            return True
+    return False
 
 
 # The user saying something of themselves: the sentence opens with "I" or "we" (after a discourse word).
@@ -895,15 +938,26 @@ def _fact_sentences(query: Query) -> tuple[str, ...]:
     return tuple(statement for sentence in out for statement in _statements(sentence))
 
 
-# "but", "although" or a semicolon before a clause with a subject of its own joins two statements
-CONTRAST = re.compile(r"\s*;\s*|,?\s+\b(?:but|although|though|whereas)\s+(?=" + OWN_SUBJECT.pattern + ")", re.I)
+# "but", "although" or a semicolon before a clause with a subject of its own joins two statements; so do a comma
+# and an "and" before a pronoun that can only be a subject ("I'm 30, I lost my job last month, I'm not in education
+# and I'm applying for jobs every day"), not "my" ("between my flat in Tessby and my daughter's house")
+SUBJECT_PRONOUN = r"(?:i|i'm|i've|i'd|i'll|im|we|we're|we've|we'd|we'll|he|he's|she|she's|they|they're|they've)\b"
+CONTRAST = re.compile(r"\s*;\s*|,?\s+\b(?:but|although|though|whereas)\s+(?=" + OWN_SUBJECT.pattern + ")"
+                      r"|(?:,\s*(?:and\s+)?|\s+and\s+)(?=" + SUBJECT_PRONOUN + ")", re.I)
 
 
 def _statements(sentence: str) -> list[str]:
-    """The statements a sentence joins by contrast, each read on its own: "I did not sell business premises
-    or land, but I did sell other chargeable assets" states that the assets were sold, and NLI, trained on
-    single-claim pairs, read the whole sentence as denying that too."""
-    return [part.strip(" ,") for part in CONTRAST.split(sentence) if part.strip(" ,")]
+    """The statements a sentence joins, each read on its own: "I did not sell business premises or land, but I
+    did sell other chargeable assets" states that the assets were sold, and NLI, trained on single-claim pairs,
+    read the whole sentence as denying that too; it read "I'm 30, I lost my job last month, I'm not in education
+    and I'm applying for jobs every day" as contradicting "I am actively looking for work" (0.70), and its last
+    clause alone as entailing it (0.87). A part that is no clause of its own ("Since 2019, I have lived here")
+    stays with the next."""
+    cuts = [0] + [x for m in CONTRAST.finditer(sentence) for x in (m.start(), m.end())] + [len(sentence)]
+    spans = list(zip(cuts[::2], cuts[1::2]))
+    if len(spans) > 1 and "," in sentence[spans[0][1]:spans[1][0]] and not OWN_SUBJECT.search(sentence[slice(*spans[0])]):
+        spans[:2] = [(spans[0][0], spans[1][1])]  # "Since 2019": what follows is its clause
+    return [part for start, end in spans if (part := sentence[start:end].strip(" ,"))]
 
 
 def known_variables(query: Query) -> tuple[str, ...]:

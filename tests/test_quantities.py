@@ -140,8 +140,16 @@ def test_a_pronoun_asks_about_the_one_person_the_user_names_as_theirs(question, 
      "2023, rang my boss the first morning", None),
     ("You must tell your employer that you are ill within 7 days", "I told my employer 10 days after I fell ill.",
      "contradicted"),
-    ("you don't submit your update within 15 minutes of starting it",  # ShARC train
+    ("you don't submit your update within 15 minutes of starting it",  # ShARC train: the condition denies its bound
+     "I think it'll only take me about five minutes to submit the update", "contradicted"),
+    ("you submit your update within 15 minutes of starting it",
      "I think it'll only take me about five minutes to submit the update", "established"),
+    # a helper's fresh question: taking on an apprentice (hiring) for an 18-month apprenticeship to come is no
+    # time since they were last employed, nor time taken to do something
+    ("have not employed the apprentice in the previous 6 months",
+     "We're taking on a 19-year-old apprentice for 35 hours a week on an 18-month apprenticeship.", None),
+    ("have not employed the apprentice in the previous 6 months", "We last employed him 8 months ago.", "established"),
+    ("have not employed the apprentice in the previous 6 months", "We employed him 3 months ago.", "contradicted"),
     # a window looked back over: at most so long ago
     ("you moved to the UK within the last 2 years", "I moved here 18 months ago.", "established"),
     ("you moved to the UK within the last 2 years", "I moved here 3 years ago.", "contradicted"),
@@ -191,6 +199,19 @@ def test_from_to_is_a_range_and_questions_still_yield_quantities():
 
 def test_negated_relation_is_inverted():
     assert only("I'm not over 65").relation == "<="
+
+
+@pytest.mark.parametrize("condition, fact, status", [
+    ("you don't have savings of more than £16,000", "I have savings of £20,000.", "contradicted"),
+    ("you don't have savings of more than £16,000", "I have savings of £2,000.", "established"),
+    ("you must not be over 65", "I am 70.", "contradicted"),  # the relation took the negation in: once only
+    # a negation in another clause denies nothing of the bound
+    ("people who do not have a home and have been homeless for at least 6 months", "I've been homeless for 8 months.",
+     "established"),
+])
+def test_a_condition_that_denies_its_bound_is_met_when_the_bound_fails(condition, fact, status):
+    result = check(condition, [fact], reference_year=2026)
+    assert (result.status if result else None) == status, result
 
 
 def test_extract_rejects_non_text():

@@ -464,6 +464,9 @@ def test_a_denial_is_of_what_the_condition_says():
                                   "and Support Allowance (ESA) or Universal Credit") == ""
     assert variables.denial(said, "you get Income Support or Universal Credit in your name") != ""
     assert variables.denial("I don't get Jobseeker's Allowance.", "you get Jobseeker\u2019s Allowance") != ""
+    # kin said as "related to me" (a helper's fresh sample-KB question, Rent Support Payment)
+    assert variables.denial("My household income is £200 a week and my landlord isn't related to me.",
+                            "your landlord is a close relative") == "relative"
     assert variables.denial("I am not a small business nor private non-profit organization.",
                             "you are a small business") != ""
     # ShARC train: "nothing to do with" denies (it was read as saying the benefit is Bereavement Allowance)
@@ -1621,7 +1624,7 @@ def test_nli_does_not_contradict_a_bound_the_fact_states_a_quantity_for(monkeypa
     text = "have been ill for at least 4 days in a row, including non-working days"
     cond = Condition(text=text, user_voice=f"I {text}", kind="bullet", passage_id="p")
     checked = VariableStage()._check([cond], Query(question="Am I entitled to sick pay?",
-                                                   scenario="I'm an employee and I've been off with flu for 6 days now."))
+                                                   scenario="I've been off with flu for 6 days now, as an employee."))
     assert checked[0].status == "missing" and checked[0].method == "nli (a bound needs arithmetic)"
 
 
@@ -1636,3 +1639,39 @@ def test_a_reply_of_not_knowing_states_nothing_and_is_no_turn():
     assert f"{asked} No" in known_variables(told)
     assert answered(replace(factories.trace(), query=unsure)) == []
     assert answered(replace(factories.trace(), query=told)) == ["no"]
+
+
+@pytest.mark.parametrize("fact, condition, denied", [
+    # a helper's fresh sample-KB question (unpaid parental leave): one way to meet the condition is denied, not both
+    ("I'm not on his birth certificate.",
+     "are named on the child's birth certificate or have parental responsibility for the child", False),
+    ("I don't have parental responsibility and I'm not on the birth certificate.",
+     "are named on the child's birth certificate or have parental responsibility for the child", True),
+    ("I don't rent from a private landlord.", "rent your home from a private landlord or a housing association", False),
+    ("I don't rent my home.", "rent your home from a private landlord or a housing association", True),  # what both share
+    ("I'm not a parent.", "you are a parent or guardian of the child", False),
+])
+def test_denying_one_alternative_of_an_or_denies_no_condition(fact, condition, denied):
+    assert bool(variables.denial(fact, condition)) == denied
+
+
+def test_a_sentence_of_several_clauses_is_read_clause_by_clause():
+    """A helper's fresh sample-KB question (Jobseeker's Allowance): the NLI model read the whole sentence as
+    contradicting "I am actively looking for work"; its last clause alone entails it."""
+    said = "I'm 30, I lost my job last month, I'm not in education and I'm applying for jobs every day."
+    assert variables._statements(said) == ["I'm 30", "I lost my job last month", "I'm not in education",
+                                           "I'm applying for jobs every day."]
+    # an opening that is no clause stays with its clause; "and my …" starts no clause
+    assert variables._statements("Since 2019, I have lived here and I work in Tessby.") == [
+        "Since 2019, I have lived here", "I work in Tessby."]
+    home = "I split my time between my flat in Tessby and my daughter's house in Norland."
+    assert variables._statements(home) == [home]
+
+
+def test_a_clause_read_alone_settles_what_the_sentence_left_wrong(nli_model):
+    rule = (passage("## Eligibility\n\nTo get Jobseeker's Allowance you must:\n\n* be aged 18 or over\n"
+                    "* be available for work and actively looking for work\n"),)
+    said = "I'm 30, I lost my job last month, I'm not in education and I'm applying for jobs every day."
+    state = VariableStage().run(Query("Can I get Jobseeker's Allowance?", scenario=said), rule, personal=True)
+    looking = by_text(state, "looking for work")
+    assert (looking.status, looking.support) == ("established", "I'm applying for jobs every day.")

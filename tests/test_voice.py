@@ -145,6 +145,12 @@ def test_a_negated_condition_is_stated_negated_and_asked_in_its_positive_form(co
     ("you lived abroad", "I did not live abroad."),
     ("you're self-employed", "I'm not self-employed."),
     ("Applicants who are students cannot apply", "I am not a student and I cannot apply."),
+    # an adverb that presupposes the positive goes with it (sample KB, Carer's Allowance; ShARC-style phrasing)
+    ("The person you care for must already get a qualifying disability benefit",
+     "The person I care for does not get a qualifying disability benefit."),
+    ("you have already applied for the full student loan", "I have not applied for the full student loan."),
+    ("you still live in Calvera", "I do not live in Calvera."),
+    ("you are usually resident in Calvera", "I am not usually resident in Calvera."),
 ])
 def test_negated_user_voice_states_the_opposite(condition, negated):
     assert to_user_voice(condition, negate=True) == negated
