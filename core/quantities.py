@@ -861,8 +861,8 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
 
 _OPPOSITE = {"established": "contradicted", "contradicted": "established"}
 # A negation of the verb the bound is said of, in the bound's own clause: "have not employed the apprentice in the
-# previous 6 months", "you don't have savings of more than £16,000" (one close to the bound, "not more than",
-# "do not earn more than", the bound's relation has already taken in: ``_NEGATED``).
+# previous 6 months", "you don't have savings of more than £16,000". A negation right before the relation ("not
+# more than", "do not earn more than") the relation has already taken in (``_NEGATED``), and is not counted again.
 _VERB_NEGATION = re.compile(r"(?:\bnot|n't|\bnever)\b(?:(?!\b(?:and|or|but|who|which|that|if|unless|because|when)\b)"
                             r"[^,;.:])*$")
 
@@ -959,16 +959,16 @@ def _lifelong(read_facts, now: float, condition_stems: set[str]) -> list[tuple]:
 
 # A time limit to act ("tell your employer within 7 days", "claim within 6 months of the funeral") or a window
 # looked back over ("moved here within the last 2 years", "have not employed the apprentice in the previous 6
-# months": an 18-month apprenticeship to come is no time since they were employed); and what says how long ago something happened or
-# how long an act takes ("I moved here 18 months ago", "I told them 10 days later", "it will take me 5
-# minutes"), not how long a state has lasted ("been working there a year", "there since 2023").
+# months": an 18-month apprenticeship to come is no time since they were employed); and what says how long ago
+# something happened or how long an act takes ("I moved here 18 months ago", "I told them 10 days later", "it will
+# take me 5 minutes"), not how long a state has lasted ("been working there a year", "there since 2023").
 _DEADLINE = re.compile(r"\b(?:within|(?:within|in|during|over)\s+the\s+(?:last|past|previous|preceding))\s*$", re.I)
 # "After" counts after the quantity ("10 days after the funeral"), and before it only where the quantity ends
 # the clause ("I told them after 3 days"), not where it starts a period that came first ("moved back in
 # January after 6 years working abroad").
 _ELAPSED = re.compile(r"\b(?:ago|later|passed)\b", re.I)
-# how long an act takes, said just before the quantity ("it'll only take me about five minutes"): not "taking
-# on a 19-year-old apprentice for 35 hours a week on an 18-month apprenticeship" (hiring, not time taken)
+# How long an act takes, said just before the quantity ("it'll only take me about five minutes"); not "taking
+# on a 19-year-old apprentice for 35 hours a week on an 18-month apprenticeship" (hiring, not time taken).
 _TAKES = re.compile(r"\b(?:take|takes|taking|took)\s+(?:(?:me|us|you|him|her|them|it)\s+)?"
                     r"(?:(?:only|just|about|around|roughly|up\s+to|at\s+least|at\s+most)\s+)*$", re.I)
 _AFTER = re.compile(r"\bafter\b", re.I)

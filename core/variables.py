@@ -955,8 +955,9 @@ def _statements(sentence: str) -> list[str]:
     stays with the next."""
     cuts = [0] + [x for m in CONTRAST.finditer(sentence) for x in (m.start(), m.end())] + [len(sentence)]
     spans = list(zip(cuts[::2], cuts[1::2]))
-    if len(spans) > 1 and "," in sentence[spans[0][1]:spans[1][0]] and not OWN_SUBJECT.search(sentence[slice(*spans[0])]):
-        spans[:2] = [(spans[0][0], spans[1][1])]  # "Since 2019": what follows is its clause
+    opening, after = spans[0], spans[1] if len(spans) > 1 else None
+    if after and "," in sentence[opening[1]:after[0]] and not OWN_SUBJECT.search(sentence[opening[0]:opening[1]]):
+        spans[:2] = [(opening[0], after[1])]  # "Since 2019": what follows is its clause
     return [part for start, end in spans if (part := sentence[start:end].strip(" ,"))]
 
 

@@ -1648,7 +1648,8 @@ def test_a_reply_of_not_knowing_states_nothing_and_is_no_turn():
     ("I don't have parental responsibility and I'm not on the birth certificate.",
      "are named on the child's birth certificate or have parental responsibility for the child", True),
     ("I don't rent from a private landlord.", "rent your home from a private landlord or a housing association", False),
-    ("I don't rent my home.", "rent your home from a private landlord or a housing association", True),  # what both share
+    # what both alternatives share
+    ("I don't rent my home.", "rent your home from a private landlord or a housing association", True),
     ("I'm not a parent.", "you are a parent or guardian of the child", False),
 ])
 def test_denying_one_alternative_of_an_or_denies_no_condition(fact, condition, denied):
