@@ -465,6 +465,13 @@ def _names(text: str) -> set[str]:
     return {w.lower() for w in words[1:] if w[0].isupper() and w.lower() not in STOPWORDS}
 
 
+def _bare_name(text: str) -> bool:
+    """A list item that is only a name: a few words, none a verb or a pronoun the rule would state a condition with."""
+    words = text.lower().split()
+    return 0 < len(words) <= 6 and not set(words) & {"you", "you're", "your", "be", "are", "is", "have", "has", "not",
+                                                       "can", "cannot", "must", "if", "who", "get", "live"}
+
+
 def answered(trace: Trace) -> list[str]:
     """The user's replies to follow-up questions that answer yes or no, lower-cased: "Let me check." and "I don't
     know" (which opens like a no) settle nothing and count as no turn."""
@@ -517,8 +524,11 @@ def features(trace: Trace) -> dict[str, float]:
     last = last_settled(trace)
     # the conditions after the one the last follow-up settled (all of them when it settled none)
     after_last = conditions[last + 1:] if last is not None else conditions
+    unclear = [c for c in conditions if c.group == "unclear"]
+    # a list of bare names under "if you get:" ("Pension Credit", "Income Support", …) names alternatives
+    names_listed = bool(unclear) and all(_bare_name(c.text) for c in unclear)
     all_of = any(c.group == "all" for c in conditions)
-    any_of = any(c.group == "any" for c in conditions)
+    any_of = any(c.group == "any" for c in conditions) or names_listed
     last_yes = bool(answers) and answers[-1].startswith("yes")
     last_no = bool(answers) and answers[-1].startswith("no")
     return {
@@ -587,7 +597,7 @@ def features(trace: Trace) -> dict[str, float]:
         # how the conditions combine: one "no" fails an all-of list, one "yes" settles an any-of list
         "all_group": float(all_of),
         "any_group": float(any_of),
-        "unclear_group": float(any(c.group == "unclear" for c in conditions)),
+        "unclear_group": float(bool(unclear) and not names_listed),
         "no_in_all_group": float(all_of and any(a.startswith("no") for a in answers)),
         "yes_in_any_group": float(any_of and any(a.startswith("yes") for a in answers)),
         "unasked": float(min(max(len(conditions) - len(answers), 0), 6)),

@@ -433,6 +433,17 @@ def test_real_the_dense_match_counts_once_more_where_a_value_of_the_asked_type_w
     assert polar["typed_question"] == 0.0
 
 
+def test_an_unclear_list_of_bare_names_reads_as_alternatives():
+    """Train KB, Cold Weather Payments: "if you get: * Pension Credit * Income Support * …" names benefits, any of
+    which will do; a list of conditions with verbs ("you live in …") says neither."""
+    names = calibrated.features(_with_conditions(("Pension Credit", "established", "unclear"),
+                                                 ("income-based Jobseeker's Allowance", "missing", "unclear")))
+    assert (names["any_group"], names["unclear_group"]) == (1.0, 0.0)
+    clauses = calibrated.features(_with_conditions(("you live in Calvera", "established", "unclear"),
+                                                   ("you are aged 66 or over", "missing", "unclear")))
+    assert (clauses["any_group"], clauses["unclear_group"]) == (0.0, 1.0)
+
+
 def test_an_unclear_list_with_one_item_met_and_another_not_is_decided():
     met, failed, open_ = (("a", "established", "unclear"), ("b", "contradicted", "unclear"), ("c", "missing", "unclear"))
     assert calibrated.features(_with_conditions(met, failed, open_))["unclear_decided"] == 1.0
