@@ -849,7 +849,7 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
         deadline = bool(_DEADLINE.search(condition[:cond_q.span[0]]))
         verdict = _check_group(cond_q, cond_iv, key, condition_stems, facts, reference_year, now, age_at, deadline)
         if verdict is not None and _denied_by_its_verb(_normalise(condition), cond_q):
-            verdict = replace(verdict, status=_OPPOSITE[verdict.status],
+            verdict = replace(verdict, status=opposite(verdict.status),
                               explanation=f"the condition denies its bound: {verdict.explanation}")
         if verdict is None:
             return None if not any(v.status == "contradicted" for v in verdicts) else verdicts[0]
@@ -859,7 +859,11 @@ def check(condition: str, facts: list[str] | tuple[str, ...], reference_year: in
     return verdicts[0]
 
 
-_OPPOSITE = {"established": "contradicted", "contradicted": "established"}
+def opposite(status: str) -> str:
+    """A settled status the other way round ("established" ↔ "contradicted"); any other as it is."""
+    return {"established": "contradicted", "contradicted": "established"}.get(status, status)
+
+
 # A negation of the verb the bound is said of, in the bound's own clause: "have not employed the apprentice in the
 # previous 6 months", "you don't have savings of more than £16,000". A negation right before the relation ("not
 # more than", "do not earn more than") the relation has already taken in (``_NEGATED``), and is not counted again.

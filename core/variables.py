@@ -332,7 +332,7 @@ class VariableStage:
                 i, speaks = self._by_words(question, condition_stems, sims[:, j])
             if polarity and asks_the_positive(question, conditions[i].text):
                 # "Will you submit it within 15 minutes?" "Yes" denies "you don't submit it within 15 minutes"
-                polarity = "contradicted" if polarity == "established" else "established"
+                polarity = quantities.opposite(polarity)
             elif polarity == "contradicted" and unasked_alternative(denied, conditions[i].text):
                 # "Do you live in England? No" leaves "you live in England, Scotland or Wales" open; "Are you
                 # a couple? No" and "Are you part of a family? No" together deny "a couple or part of a family"
@@ -497,6 +497,12 @@ def _negation_scopes(text: str) -> list[str]:
     return out
 
 
+def _denied_words(text: str) -> set[str]:
+    """Every content word the text's negations cover (``_negation_scopes``): "I'm not on his birth certificate and
+    I don't have parental responsibility" covers both alternatives of a condition's "or"."""
+    return set().union(*(content_words(scope) for scope in _negation_scopes(text)))
+
+
 def _negated_stems(text: str) -> set[str]:
     """The predicates the text's negations deny."""
     return {stem for denied, _, _ in _negations(text) for stem in denied}
@@ -532,7 +538,6 @@ def denial(fact: str, condition: str) -> str:
         return ""  # "I have no savings" meets "savings of less than £16,000"
     asserted = content_words(condition)
     named = straight_quotes(condition).lower()
-    denied_anywhere = set().union(*(content_words(scope) for scope in _negation_scopes(fact)))
     for denied, covered, written in _negations(fact):
         # What the negation covers must say nothing the condition does not: "The loan will not be used
         # for operating expenses, but for machinery" denies no "It will be used for machinery", nor "I'm
@@ -541,7 +546,7 @@ def denial(fact: str, condition: str) -> str:
         # and Support Allowance or Universal Credit", though every word of it is there.
         names = NAME.findall(straight_quotes(written))
         if denied & asserted and covered <= asserted and all(n.lower() in named for n in names) and \
-                not leaves_an_alternative(condition, denied_anywhere):
+                not leaves_an_alternative(condition, _denied_words(fact)):
             return min(denied & asserted)
     return ""
 
@@ -908,7 +913,7 @@ def _flip(status: str, cond: Condition) -> str:
     """A disqualifying condition ("You cannot claim if you …") fails when it holds."""
     if cond.kind != "disqualifier":
         return status
-    return {"established": "contradicted", "contradicted": "established"}.get(status, status)
+    return quantities.opposite(status)
 
 
 def _fact_sentences(query: Query) -> tuple[str, ...]:
