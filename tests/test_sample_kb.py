@@ -168,7 +168,7 @@ def test_both_abstain_reasons_are_well_represented():
 
 BLIND_SETS = {name: [json.loads(line) for line in (KB / name).read_text(encoding="utf-8").splitlines() if line.strip()]
               for name in ("questions_blind.jsonl", "questions_blind2.jsonl", "questions_blind3.jsonl",
-                           "questions_blind4.jsonl")}
+                           "questions_blind4.jsonl", "questions_blind5.jsonl")}
 BLIND = [q for questions in BLIND_SETS.values() for q in questions]
 
 

@@ -2,7 +2,7 @@
 
 Rows are configurations (the declared defaults, the general learned gate, any preset), columns
 the report sets: ShARC dev half A, ContractNLI dev, the held-out SQuAD train articles, the sample
-KB's 72 questions and its four blind sets. ``bench/bench_transfer.py`` prints it; the Evaluate page
+KB's 72 questions and its five blind sets. ``bench/bench_transfer.py`` prints it; the Evaluate page
 shows it for the runs at hand.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ SHARED = TRAIN_DIR.parent
 # documents alone (``sample_kb/README.md``).
 SAMPLE_KB_SETS = {"sample KB": "questions.jsonl", "sample KB blind": "questions_blind.jsonl",
                   "sample KB blind 2": "questions_blind2.jsonl", "sample KB blind 3": "questions_blind3.jsonl",
-                  "sample KB blind 4": "questions_blind4.jsonl"}
+                  "sample KB blind 4": "questions_blind4.jsonl", "sample KB blind 5": "questions_blind5.jsonl"}
 
 
 def report_sets(contractnli_limit: int | None = None) -> dict[str, Dataset]:
