@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import streamlit as st
 
@@ -29,13 +30,21 @@ def panel_header(title: str, help_text: str) -> None:
     st.subheader(title, anchor=False, help=help_text)
 
 
+# st.markdown links a bare "https://…", "www.…" or "name@host" by itself, backslash escapes or not (checked in
+# Chromium): a URL in a document or a question would become a live link. An invisible word joiner inside
+# each of those marks keeps the text as it reads and leaves nothing to link.
+WORD_JOINER = "\u2060"
+NOT_A_LINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=\bwww)(?=\.))|(?=@)")
+
+
 def md(text: object) -> str:
     """Text for st.markdown shown literally: markdown, LaTeX ($) and HTML characters backslash-escaped.
 
     (st.markdown never renders raw HTML without unsafe_allow_html; this keeps a "$5" or a "*"
-    in a document from turning into maths or emphasis.)
+    in a document from turning into maths or emphasis, and a URL from turning into a link.)
     """
     out = str(text).replace("\\", "\\\\")
     for ch in "*_`[]<>$#|~&":
         out = out.replace(ch, "\\" + ch)
-    return out
+    return NOT_A_LINK.sub(WORD_JOINER, out)
+

@@ -555,3 +555,14 @@ def test_the_tours_walk_names_the_sentence_the_answers_value_came_from():
     # a refusal gives no value: the walk does not offer one (a town as the painter of the Mona Lisa)
     refused = replace(decision, action="ABSTAIN", rule="topic_absent")
     assert "The value asked for" not in why(trace, refused)
+
+
+def test_md_leaves_no_bare_url_or_address_for_markdown_to_link():
+    """A browser walkthrough: a question holding a URL showed as a live link in the "Analysed:" caption (Streamlit's
+    markdown links "https://…", "www.…" and "name@host" itself, escaped or not)."""
+    from components.common import WORD_JOINER, md
+    text = "Is https://example.org/a, WWW.example.org or me@example.org at 10:30 // in the KB?"
+    shown = md(text)
+    assert not re.search(r"://|(?i:www\.)|\w@", shown), shown
+    assert shown.replace(WORD_JOINER, "") == text
+    assert md("a plain question, 10:30") == "a plain question, 10:30"
