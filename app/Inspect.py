@@ -234,7 +234,7 @@ def details(trace, decision, kb, dialogue) -> None:
     with premises:
         render_premises(trace.abduction)
     with graph:
-        render_subgraph(trace.subgraph)
+        render_subgraph(trace.subgraph, kg_rule_on=any(r.name == "kg_empty" and r.enabled for r in decision.rules))
 
 
 values = render_settings("Inspect")

@@ -28,7 +28,8 @@ EMPTY = ("The question matched no node of the knowledge graph: no entity of it (
          "was extracted from the knowledge base (seed 002 §3.1: a topic with no graph nodes is unrecoverable).")
 NO_STAGE = "This trace has no knowledge-graph subgraph: it was analysed without the KG stage."
 NO_MATCH = ("No entity of the question matched a node of the knowledge graph (kg_matched = 0): "
-            "there is nothing to draw, and the kg_empty rule may abstain.")
+            "there is nothing to draw.")
+KG_RULE_ON = " The kg_empty rule is on: it abstains on such a question."
 LAYOUT_SEED = 7
 PALETTE = ("#4e79a7", "#59a14f", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#e15759")
 VAR_COLOR = "#f28e2b"
@@ -203,14 +204,16 @@ def path_markdown(subgraph: Subgraph) -> str:
     return "\n\n".join(lines)
 
 
-def render_subgraph(subgraph: Subgraph | None, height: int = 420) -> None:
-    """A Trace's subgraph: PathScore with its path, the matches, the ?vars, and the drawing."""
+def render_subgraph(subgraph: Subgraph | None, height: int = 420, kg_rule_on: bool = False) -> None:
+    """A Trace's subgraph: PathScore with its path, the matches, the ?vars, and the drawing. An empty one says
+    what it means for the verdict only where the kg_empty rule is on (``kg_rule_on``): off, as by default, it
+    means nothing for it."""
     panel_header("Knowledge-graph subgraph", HELP)
     if subgraph is None:
         st.info(NO_STAGE)
         return
     if not subgraph.nodes:
-        st.info(NO_MATCH)
+        st.info(NO_MATCH + (KG_RULE_ON if kg_rule_on else ""))
         return
     st.markdown(path_markdown(subgraph))
     st.iframe(graph_html([to_dict(n) for n in subgraph.nodes], [to_dict(e) for e in subgraph.edges], height,

@@ -125,13 +125,21 @@ class AnswerAgent:
         deciding = [c for c in trace.variables.conditions if c.status == wanted]
         citations = tuple(self._condition_citation(trace, c) for c in deciding)
         title = citations[0].title if citations else "the rules"
-        conditions = "the condition" if len(deciding) == 1 else "the conditions"
+        # A disqualifier ("You cannot get SSP if you are already receiving Maternity Allowance") is met by not
+        # holding: its text is what rules the user out, not a condition to meet (a browser walkthrough read
+        # "sets the condition “you are already receiving Maternity Allowance”, but you said: I am already
+        # receiving Maternity Allowance")
         if polarity == "yes":
-            text = f"Yes. According to “{title}”, you meet {conditions}: " + "; ".join(
-                f"“{c.text}” ({what_decided(c)})" for c in deciding) + "."
+            required = [c for c in deciding if c.kind != "disqualifier"]
+            parts = [f"you meet {'the condition' if len(required) == 1 else 'the conditions'}: "
+                     + "; ".join(f"“{c.text}” ({what_decided(c)})" for c in required)] if required else []
+            parts += [f"“{c.text}”, which would rule you out, does not apply ({what_decided(c)})"
+                      for c in deciding if c.kind == "disqualifier"]
+            text = f"Yes. According to “{title}”, " + "; and ".join(parts) + "."
         else:
-            text = f"No. “{title}” sets {conditions} " + "; ".join(
-                f"“{c.text}”, but {what_decided(c)}" for c in deciding) + "."
+            text = f"No. “{title}” " + "; it also ".join(
+                f"rules you out if “{c.text}”, and {what_decided(c)}" if c.kind == "disqualifier"
+                else f"sets the condition “{c.text}”, but {what_decided(c)}" for c in deciding) + "."
         return Response("ANSWER", text, "polarity", "rules", citations, answer=polarity.capitalize())
 
     @staticmethod

@@ -149,6 +149,27 @@ def test_a_yes_quotes_the_part_of_the_scenario_that_met_each_condition(claims):
     assert out.text.count("£12,000") == 1
 
 
+def test_a_disqualifier_that_holds_is_said_to_rule_the_user_out_not_to_be_a_condition_they_fail(claims):
+    """Browser walkthrough: "No. “Statutory Sick Pay” sets the condition “you are already receiving Maternity
+    Allowance”, but you said: I am already receiving Maternity Allowance." read as nonsense."""
+    question = "Can I get Statutory Sick Pay?"
+    text = "You cannot get SSP if you are already receiving Maternity Allowance."
+    ssp = passage("ssp#1", "Statutory Sick Pay", text)
+    excluded = Condition(text="you are already receiving Maternity Allowance", user_voice="I am already receiving "
+                         "Maternity Allowance.", kind="disqualifier", passage_id="ssp#1", status="contradicted",
+                         support="I am already receiving Maternity Allowance.", method="nli")
+    t = trace(question, [ssp], claims.run(question), conditions=[excluded], outcome="failed")
+    out = AnswerAgent().run(t, decision("ANSWER", "conditions_failed", polarity="no"))
+    assert out.text == ("No. “Statutory Sick Pay” rules you out if “you are already receiving Maternity Allowance”, "
+                        "and you said: I am already receiving Maternity Allowance.")
+    cleared = replace(excluded, status="established", support="I'm not on Maternity Allowance.")
+    t_yes = trace(question, [ssp], t.claim, conditions=[cleared], outcome="satisfied")
+    out_yes = AnswerAgent().run(t_yes, decision("ANSWER", "conditions_met", polarity="yes"))
+    assert out_yes.text == ("Yes. According to “Statutory Sick Pay”, “you are already receiving Maternity Allowance”, "
+                            "which would rule you out, does not apply (you said: I'm not on Maternity Allowance).")
+    assert "you meet" not in out_yes.text
+
+
 def test_an_amount_given_by_age_is_answered_with_every_band_when_nobody_in_particular_asks(claims):
     """Browser walkthrough: "How much is the Winter Fuel Payment?" was answered "£300", the 80-or-over band alone."""
     text = ("The amount depends on the age of the oldest person in your household. A household where the oldest person "

@@ -447,9 +447,9 @@ def _subgraph():
                     ("wfp", "cbo", "harlow"), 0.4, 2, False, True, ("have a household income below £20,000",))
 
 
-def _render_subgraph(subgraph):
+def _render_subgraph(subgraph, kg_rule_on=False):
     from components.graph import render_subgraph
-    render_subgraph(subgraph)
+    render_subgraph(subgraph, kg_rule_on=kg_rule_on)
 
 
 def test_the_graph_panel_shows_pathscore_with_its_path_matches_and_vars():
@@ -472,6 +472,10 @@ def test_the_graph_panel_shows_pathscore_with_its_path_matches_and_vars():
     empty = dataclasses.replace(sub, nodes=(), edges=(), matched=(), path=(), path_score=0.0, n_matched=0)
     at = AppTest.from_function(_render_subgraph, kwargs={"subgraph": empty}).run()
     assert not at.get("iframe") and "kg_matched = 0" in at.info[0].value
+    # a browser walkthrough: the panel warned that the kg_empty rule may abstain while the rule was off
+    assert "kg_empty" not in at.info[0].value
+    at = AppTest.from_function(_render_subgraph, kwargs={"subgraph": empty, "kg_rule_on": True}).run()
+    assert "The kg_empty rule is on" in at.info[0].value
 
 
 def test_the_settings_keep_their_values_from_inspect_straight_to_evaluate(fake):
