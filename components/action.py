@@ -144,12 +144,18 @@ def grounds(response: Response, refusal: str, trace: Trace | None) -> tuple[str,
         titles = {p.passage.id: p.passage.title for p in trace.passages}
         items = "".join(f"<li><b>{esc(titles.get(s.passage_id, s.passage_id))}</b>: “{esc(s.text)}”</li>"
                         for s in trace.evidence.sentences[:2])
-        return "Where the topic is found (it does not state what was asked)", items
-    if refusal == "fact_absent":
-        label = "Where the topic is found (it does not state what was asked)"
-    else:
-        label = "Evidence"
-    return (label, "".join(_quote(c) for c in response.citations[:2])) if response.citations else ("", "")
+        return FACT_ABSENT_GROUNDS, items
+    label = FACT_ABSENT_GROUNDS if refusal == "fact_absent" else "Evidence"
+    # a yes or no lists every condition that decided it, as its text quotes them (a browser walkthrough: a Yes
+    # resting on three conditions listed two); other answers their first two sources
+    shown = response.citations if response.kind == "polarity" else response.citations[:2]
+    return (label, "".join(_quote(c) for c in shown)) if shown else ("", "")
+
+
+# What a fact-absent refusal shows its sentences as: judged, by P(fact stated) under its bar, not to state the asked
+# fact, which a sentence may yet do (a browser walkthrough: "When did Osric Vell die?" refused above "… where he
+# died in 1959.", headed "it does not state what was asked")
+FACT_ABSENT_GROUNDS = "Where the topic is found (judged not to state what was asked)"
 
 
 REFUSAL_TEXT = {"topic_absent": "I can't answer this: the knowledge base does not seem to cover this topic.",

@@ -143,8 +143,9 @@ def render_passages(passages: Sequence[RetrievedPassage], nli: Sequence[PassageN
         return
     if fallback:
         st.warning(f"No passage reached P(entail) ≥ {entail_keep:.2f} against the claim, so the entailment filter "
-                   f"kept all {len(passages)} retrieved passages (seed 001 fallback). A wh-question's claim is rarely "
-                   "entailed whole; whether a passage states the asked fact is P(fact stated)'s call, on the card.")
+                   f"kept all {len(passages)} retrieved passages (seed 001 fallback). One passage seldom entails a "
+                   "claim whole (a wh-question's almost never, and a no is a contradiction); whether a passage states "
+                   "the asked fact is P(fact stated)'s call, on the card.")
     by_id = {n.passage_id: n for n in nli}
     numbered = list(enumerate(evidence.sentences if evidence else (), 1))
     st.html("".join(passage_card(rp, by_id.get(rp.passage.id), fallback, fusion_alpha, entail_keep,

@@ -274,13 +274,26 @@ def test_a_topic_absent_refusal_says_so_and_cites_nothing_as_a_source():
     assert "Evidence:" not in out and "aged 66 or over" not in out, "no sentence of it is quoted as support"
 
 
+def test_a_yes_lists_every_condition_that_decided_it_as_evidence():
+    """A browser walkthrough: a Yes resting on three conditions listed two of them under Evidence."""
+    cites = tuple(Citation("winter_fuel#1", "policy/winter_fuel_payment", "Winter Fuel Payment", text) for text in
+                  ("are aged 66 or over on 21 September 2025", "have lived in Calvera for at least 3 years",
+                   "have a household income of less than £20,000 a year"))
+    yes = Response("ANSWER", "Yes. According to “Winter Fuel Payment”, you meet the conditions: …", "polarity",
+                   "rules", cites, answer="Yes")
+    out = action.card_html(yes, _gate("conditions_met", "ANSWER"), trace=rich_trace())
+    assert all(f"“{c.sentence}”" in out.replace("&#x27;", "'") for c in cites)
+    extractive = replace(yes, kind="extractive", text="£200. According to …")
+    assert "less than £20,000" not in action.card_html(extractive, _gate("default_answer", "ANSWER"), trace=rich_trace())
+
+
 def test_a_fact_absent_refusal_shows_where_the_topic_is_found_and_conditions_unknown_lists_them():
     trace = rich_trace()
     fact = Response("ABSTAIN", "I'm unable to answer this query. The topic is there but not the number.",
                     "fact_absent", "rules", (WINTER_CITE,))
     out = action.card_html(fact, _gate("low_sufficiency"), trace=trace)
     assert 'data-refusal="fact_absent"' in out and "Topic found, fact missing" in out
-    assert "Where the topic is found (it does not state what was asked)" in out and "Winter Fuel Payment" in out
+    assert "Where the topic is found (judged not to state what was asked)" in out and "Winter Fuel Payment" in out
     assert ">I'm unable to answer this query. The topic is there but not the number.<" in out.replace("&#x27;", "'")
     asked = Response("ABSTAIN", "I already asked about everything still open.", "already_asked", "rules")
     out = action.card_html(asked, _gate("missing_variables", "ASK"), trace=trace)

@@ -3,6 +3,7 @@ analysis, sweeps, calibration applied to the sliders, the learned gate side by s
 click-through to Inspect, bad files; and one real run of the sample KB's questions."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -95,6 +96,18 @@ def test_learned_gate_is_compared_out_of_fold_and_can_be_saved_for_inspect(fake_
     assert at.sidebar.selectbox(key="aw_set_gate_model").value == "learned"
     assert at.sidebar.text_input(key="aw_set_learned_gate_file").value == wiring.display_path(saved)
     assert not at.exception
+
+
+def test_a_run_of_one_gold_action_says_so(fake_run):
+    """A browser walkthrough: the first 8 items of a set were all gold ANSWER; recall was blank and the learned gate
+    could not be fitted, with nothing saying why."""
+    answer = [i for i, item in enumerate(fake_run.items) if item.action == "ANSWER"]
+    one_kind = dataclasses.replace(fake_run, items=tuple(fake_run.items[i] for i in answer),
+                                   traces=tuple(fake_run.traces[i] for i in answer))
+    at = page_with(one_kind)
+    assert not at.exception
+    assert any(w.value.startswith("Every item of this run is gold ANSWER") for w in at.warning)
+    assert not any("Every item of this run" in w.value for w in page_with(fake_run).warning)
 
 
 def test_sweeps_mark_the_current_setting(fake_run):

@@ -176,6 +176,11 @@ def overview(run, gated, values) -> None:
     st.caption("Re-gated from the cached signals on every slider move (no model call). Changes are against the "
                "default settings.")
     ev.render_headline(report["actions"], defaults)
+    present = [a for i, a in enumerate(ACTIONS) if (run.gold == i).any()]
+    if len(present) < 2:  # a browser walkthrough: the first 8 items of a set were all ANSWER, and nothing said so
+        st.warning(f"Every item of this run is gold {present[0]}: the other actions' recall is undefined and the "
+                   "learned gate cannot be fitted. The first N items of a file are often of one kind; a sample seed "
+                   "draws a random N.")
     left, right = st.columns([2, 3])
     left.plotly_chart(ev.confusion_figure(report["actions"]["confusion"]["matrix"]), key="eval_confusion",
                       theme=None, config={"displayModeBar": False})
