@@ -428,7 +428,10 @@ class AbstainAgent:
     @staticmethod
     def _missing_fact(trace: Trace, decision: Decision, abduction: Abduction | None) -> str:
         kept = trace.kept_passages() or trace.passages
-        top = kept[0].passage
+        # the document of the sentence the answer would have come from, which the card quotes, where there is one (a
+        # browser walkthrough: "the closest document is “SS Meridian Star”" above Osric Vell's "… he died in 1959.")
+        answered = next((p for p in trace.passages if trace.answer and p.passage.id == trace.answer.passage_id), None)
+        top = (answered or kept[0]).passage
         what = TYPE_WORDS.get(trace.claim.answer_type, "what the question asks")
         covered = f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
         reason = f"{covered}but it does not state {what}"

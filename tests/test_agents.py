@@ -333,6 +333,14 @@ def test_abstain_tells_topic_absent_from_fact_absent(claims):
     assert "does not clearly state" in weakly.text and "“14 May 1958”" in weakly.text, weakly.text
     assert "supported too weakly to give (rule fact_absent: p_fact 0.31 < 0.66)" in weakly.text
     assert "does not state" not in weakly.text
+    # Browser walkthrough: "the closest document is “SS Meridian Star”" above Osric Vell's "… he died in 1959.": the
+    # document named is the one the value's sentence is in, not the first passage NLI kept
+    ship = passage("meridian_star#0", "SS Meridian Star", "Her first captain was Osric Vell.")
+    other_first = replace(valued, passages=(ship, *valued.passages),
+                          nli=(PassageNli("meridian_star#0", NliScores(0.6, 0.4, 0.0), 0, kept=True),
+                               *(replace(n, kept=False) for n in valued.nli)))
+    named = AbstainAgent().run(other_first, replace(decision("ABSTAIN", "fact_absent"), rules=(fired,)))
+    assert "the closest document is “Harlow Bridge”" in named.text and "Meridian" not in named.text, named.text
     # Browser walkthrough: "matches only weakly (retrieval confidence 0.12, 100% of the question's terms)" read as a
     # contradiction; a topic judged absent by P(topic) says so, without the flags the rule applies under
     off_topic = RuleResult("topic_absent", "ABSTAIN", True, True, (
