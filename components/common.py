@@ -47,4 +47,3 @@ def md(text: object) -> str:
     for ch in "*_`[]<>$#|~&":
         out = out.replace(ch, "\\" + ch)
     return NOT_A_LINK.sub(WORD_JOINER, out)
-
