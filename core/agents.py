@@ -430,7 +430,7 @@ class AbstainAgent:
         kept = trace.kept_passages() or trace.passages
         # the document of the sentence the answer would have come from, which the card quotes, where there is one (a
         # browser walkthrough: "the closest document is “SS Meridian Star”" above Osric Vell's "… he died in 1959.")
-        answered = next((p for p in trace.passages if trace.answer and p.passage.id == trace.answer.passage_id), None)
+        answered = _passage(trace, trace.answer.passage_id) if trace.answer else None
         top = (answered or kept[0]).passage
         what = TYPE_WORDS.get(trace.claim.answer_type, "what the question asks")
         covered = f"The knowledge base covers this topic — the closest document is “{top.title}” ({top.doc_id}) — "
