@@ -95,6 +95,13 @@ def score_line(rp: RetrievedPassage, alpha: float) -> str:
     return line
 
 
+def decisive_text(rp: RetrievedPassage, n: PassageNli) -> str:
+    """The text of the sentence that decides the claim most (empty where the trace does not say which)."""
+    sentences = rp.passage.sentences
+    return sentences[n.decisive_sentence].text if n.decisive_sentence is not None and \
+        n.decisive_sentence < len(sentences) else ""
+
+
 def passage_card(rp: RetrievedPassage, n: PassageNli | None, fallback: bool, fusion_alpha: float,
                  entail_keep: float, evidence: Sequence[tuple[int, EvidenceSentence]] = (),
                  selection: bool = False) -> str:
@@ -107,9 +114,10 @@ def passage_card(rp: RetrievedPassage, n: PassageNli | None, fallback: bool, fus
         subs = ('<div style="font-size:0.85em;color:#666">Sub-claims, P(entail) by their best sentence: '
                 + " · ".join(f"#{i + 1} {s.entailment:.2f}" for i, s in enumerate(n.sub_claims)) + "</div>")
     if n and n.decisive and n.decisive.label != n.claim.label:
-        subs += ('<div style="font-size:0.85em;color:#666">Another sentence decides the claim more: '
-                 f'{n.decisive.label} (P(contradiction) {n.decisive.contradiction:.2f}, '
-                 f'P(neutral) {n.decisive.neutral:.2f}); the signals read it</div>')
+        which = decisive_text(rp, n)
+        subs += ('<div style="font-size:0.85em;color:#666">Another sentence decides the claim more'
+                 f'{f": “{esc(which)}”," if which else ":"} {n.decisive.label} (P(contradiction) '
+                 f'{n.decisive.contradiction:.2f}, P(neutral) {n.decisive.neutral:.2f}); the signals read it</div>')
     note = f"best NLI support: P(entail) {n.claim.entailment:.2f}" if n else ""
     return (f'<div class="aw-passage" style="border:1px solid #e3e3e3;border-radius:8px;padding:8px 12px;'
             f'margin-bottom:10px"><div><b>#{rp.rank} {esc(rp.passage.title)}</b> <code>{esc(rp.passage.id)}'

@@ -172,9 +172,8 @@ class AnswerAgent:
             return Response("ANSWER", "The knowledge base returned no passage to answer from.", "extractive",
                             "extractive", warning="ANSWER without evidence: the gate should have abstained")
         polar = ""
-        if trace.claim.schema == "polar":
-            label = next((n.claim.label for n in trace.nli if n.passage_id == passage.passage.id), "")
-            polar = {"entailment": "Yes", "contradiction": "No"}.get(label, "")
+        if trace.claim.schema in ("polar", "statement"):
+            polar = {"entailment": "Yes", "contradiction": "No"}.get(_label_of(trace, passage, choice.sentence), "")
         # a measurement asked in another unit than the text's: both ("120 metres (about 394 feet)")
         answer = units.in_asked_unit(trace.query.question, choice.value) if choice.value else polar
         sentence = choice.sentence
@@ -581,6 +580,15 @@ def respond_checked(trace: Trace, decision: Decision, values: Mapping[str, Any] 
     abstain = AbstainAgent(generator).run(trace, withheld, trace.abduction)
     note = f"the answer “{response.text}” was withheld by the {decided.name} rule: {decided.explanation}"
     return _with_warning(abstain, note, setup), rules
+
+
+def _label_of(trace: Trace, passage: RetrievedPassage, sentence: str) -> str:
+    """The NLI label the claim gets from ``sentence`` of ``passage``: its decisive sentence's verdict when it is
+    that one (a contradicting sentence answers "no"), else the passage's best-entailing sentence's."""
+    n = next((n for n in trace.nli if n.passage_id == passage.passage.id), None)
+    if n is None:
+        return ""
+    return n.verdict.label if nli.is_decisive(n, passage.passage, sentence) else n.claim.label
 
 
 def _with_warning(response: Response, *notes: str) -> Response:

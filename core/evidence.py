@@ -27,7 +27,7 @@ from core import models
 from core.claims import MEASURE_NOUNS, TIME_UNITS as TIME_UNIT_WORDS
 from core.nli import premise_sentences
 from core.quantities import MONTH_RE, without_repeated_digits
-from core.text import STOPWORDS, headings, normalized, plain, sentence_kind, split_sentences, with_names_capitalised
+from core.text import STOPWORDS, content_words, headings, normalized, plain, sentence_kind, split_sentences, with_names_capitalised
 from core.types import (AnswerChoice, EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         PassageNli, RetrievedPassage, Sentence)
 
@@ -610,11 +610,14 @@ def named_document(question: str, passages: Sequence[RetrievedPassage]) -> str |
 
 
 def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedPassage],
-                  nli: Sequence[PassageNli], openings: Mapping[str, Passage] | None = None) -> AnswerChoice | None:
+                  nli: Sequence[PassageNli], openings: Mapping[str, Passage] | None = None,
+                  yes_no: bool = False) -> AnswerChoice | None:
     """What an extractive ANSWER cites and gives, chosen once for the answer-type check and the answer
     agent: among the answer passages (``answer_passages``), the first sentence bearing a value of the asked
     type about the asked entity (``answer_value``; per passage in the order of ``answer_candidates``), else
-    the first passage's first candidate. None without passages. The document whose title the question names
+    the first passage's first candidate. For a claim to check (``yes_no``: a yes/no question or a statement) the
+    sentence that decides it (``decided_by``) where one does. None without passages. The document whose title
+    the question names
     (``named_document``) is read first, with all its retrieved passages: "When was the Harlow Bridge opened?"
     is the bridge's article's to answer, though the town Harlow's says "the Harlow Bridge opened in 1958" and
     the bridge's own sentence, which says "the bridge", failed the NLI filter.
@@ -627,6 +630,9 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     named = named_document(question, passages)
     chosen = answer_passages(passages, nli)
     chosen += [p for p in passages if p.passage.doc_id == named and p not in chosen]
+    decided = decided_by(question, chosen, nli) if yes_no else None
+    if decided is not None:
+        return decided
     best = {n.passage_id: n.best_sentence for n in nli}
     premises = [premise_sentences(p.passage) for p in chosen]
     closeness = None
@@ -657,6 +663,30 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
         return AnswerChoice(chosen[owner].passage.id, sentence, "", "")
     value = full_name(found.value, found.label, [chosen[owner].passage.text, opening_text[owner]])
     return AnswerChoice(chosen[owner].passage.id, sentence, value, found.label)
+
+
+def decided_by(question: str, passages: Sequence[RetrievedPassage], nli: Sequence[PassageNli]) -> AnswerChoice | None:
+    """The sentence of ``passages`` that decides the question's claim most either way (a passage's
+    ``PassageNli.decisive_sentence``, the least neutral first), where it entails the claim or contradicts it
+    about what is asked: "Is the bus pass valid on trains?" is answered by "It does not cover trains, trams or
+    the Varnholm river ferries.", not by the sentence that entails the claim most ("The pass is posted to you
+    within 10 working days.", itself neutral). The model reads many an unrelated sentence as a contradiction
+    ("Bring proof of your age …"), so a contradicting one must share a word of the question that its
+    passage's title does not say. None where no sentence decides the claim."""
+    verdicts = {n.passage_id: n for n in nli if n.decisive_sentence is not None}
+    asked = content_words(question)
+    found = []
+    for p in passages:
+        n = verdicts.get(p.passage.id)
+        sentence = dict(premise_sentences(p.passage)).get(n.decisive_sentence) if n else None
+        label = n.verdict.label if sentence else "neutral"
+        if label == "entailment" or (label == "contradiction"
+                                     and (asked - content_words(p.passage.title)) & content_words(sentence)):
+            found.append((n.verdict.neutral, p.passage.id, sentence))
+    if not found:
+        return None
+    _, passage_id, sentence = min(found, key=lambda f: f[0])
+    return AnswerChoice(passage_id, sentence, "", "")
 
 
 # How many shared words a sentence's embedding cosine with the question counts for when a value is looked

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 from core import models, serving
 from core.text import sentence_kind, strip_list_marker, title_line
-from core.types import NLI_LABELS, NliScores, Passage
+from core.types import NLI_LABELS, NliScores, Passage, PassageNli
 
 MAX_LENGTH = 256
 # Written by scripts/train_nli.py beside the weights: {"temperature": T}.
@@ -283,6 +283,11 @@ def premise_texts(passage: Passage) -> list[str]:
     return [text for _, text in premise_sentences(passage)]
 
 
+def is_decisive(n: PassageNli, passage: Passage, sentence: str) -> bool:
+    """Whether ``sentence`` of ``passage`` is the one that decides the claim most (``n.decisive_sentence``)."""
+    return n.decisive_sentence is not None and dict(premise_sentences(passage)).get(n.decisive_sentence) == sentence
+
+
 def best_sentence(sentences: Sequence[str], hypothesis: str) -> tuple[int, NliScores]:
     """The sentence (or start of a two-sentence window) that best entails ``hypothesis``, and its scores."""
     return best_sentences([sentences], [hypothesis])[0]
@@ -291,18 +296,20 @@ def best_sentence(sentences: Sequence[str], hypothesis: str) -> tuple[int, NliSc
 def best_sentences(passages: Sequence[Sequence[str]], hypotheses: Sequence[str],
                    batch_size: int = 32) -> list[tuple[int, NliScores]]:
     """``best_sentence`` for many (passage, hypothesis) pairs in one ``predict`` call."""
-    return [(best, scores) for best, scores, _ in sentence_verdicts(passages, hypotheses, batch_size)]
+    return [(best, scores) for best, scores, _, _ in sentence_verdicts(passages, hypotheses, batch_size)]
 
 
 def sentence_verdicts(passages: Sequence[Sequence[str]], hypotheses: Sequence[str],
-                      batch_size: int = 32) -> list[tuple[int, NliScores, NliScores]]:
+                      batch_size: int = 32) -> list[tuple[int, NliScores, int, NliScores]]:
     """For each (passage, hypothesis): the index and scores of the sentence that best entails the
-    hypothesis, and the scores of the one that decides it most either way (the least neutral).
+    hypothesis, and the index and scores of the one that decides it most either way (the least neutral).
 
     A condition or an answer can span two sentences, so each window of two neighbouring
     sentences is scored as well; a window's index is that of its first sentence. Ties go
     to the earlier candidate, single sentences before windows. The decisive sentence matters
     for a statement a passage contradicts: its best-entailing sentence may be another one.
+    Where a window decides most, its index is that of whichever of its two sentences decides
+    more alone, the one to cite (its scores stay the window's).
     """
     if len(passages) != len(hypotheses):
         raise ValueError(f"best_sentences() needs one hypothesis per passage: got {len(passages)} passages "
@@ -317,13 +324,16 @@ def sentence_verdicts(passages: Sequence[Sequence[str]], hypotheses: Sequence[st
             raise ValueError("a passage has no sentences: pass at least one sentence to score the hypothesis against")
         candidates = [(i, s) for i, s in enumerate(sentences)]
         candidates += [(i, f"{sentences[i]} {sentences[i + 1]}") for i in range(len(sentences) - 1)]
-        plans.append((len(pairs), [i for i, _ in candidates]))
+        plans.append((len(pairs), [i for i, _ in candidates], len(sentences)))
         pairs += [(text, hypothesis) for _, text in candidates]
     scores = predict(pairs, batch_size=batch_size)
     results = []
-    for offset, starts in plans:
+    for offset, starts, singles in plans:
         own = scores[offset:offset + len(starts)]
         best = max(range(len(own)), key=lambda k: (own[k].entailment, -k))
         decisive = min(range(len(own)), key=lambda k: (own[k].neutral, k))
-        results.append((starts[best], own[best], own[decisive]))
+        decider = starts[decisive]
+        if decisive >= singles:  # a window: the single sentences come first, so its two are at decider, decider + 1
+            decider = min((decider, decider + 1), key=lambda i: (own[i].neutral, i))
+        results.append((starts[best], own[best], decider, own[decisive]))
     return results

@@ -197,12 +197,12 @@ def _nli(retrieval, claim, settings: Mapping[str, Any]) -> NliResult:
     per_hyp = [nli_mod.sentence_verdicts(sentence_lists, [h] * len(passages)) for h in hypotheses]
     results = []
     for i, p in enumerate(passages):
-        best, scores, decisive = per_hyp[0][i]
+        best, scores, decider, decisive = per_hyp[0][i]
         subs = tuple(per_hyp[k][i][1] for k in range(1, len(hypotheses)))
-        # ``best`` indexes the premise list; map it back to the passage's own sentences.
+        # ``best`` and ``decider`` index the premise list; map them back to the passage's own sentences.
         results.append(PassageNli(passage_id=p.passage.id, claim=scores, best_sentence=premises[i][best][0],
                                   sub_claims=subs, kept=scores.entailment >= settings["entail_keep"],
-                                  decisive=decisive))
+                                  decisive=decisive, decisive_sentence=premises[i][decider][0]))
     fallback = not any(r.kept for r in results)
     if fallback:
         results = [replace(r, kept=True) for r in results]
@@ -216,7 +216,9 @@ def _evidence_answer(kb: KnowledgeBase, retrieval, claim, nli: NliResult, questi
     the dialogue does not choose it again."""
     openings = {doc: opening for doc in {p.passage.doc_id for p in retrieval[0]}
                 if (opening := kb.opening(doc)) is not None}
-    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli, openings)
+    # a yes/no question about the asker is answered by its conditions, not by a sentence of the rule
+    checked = claim[0].schema in ("polar", "statement") and not FIRST_PERSON.search(question)
+    return choose_answer(question, claim[0].answer_type, retrieval[0], nli.nli, openings, yes_no=checked)
 
 
 def _answer(query: Query, retrieval, claim, evidence_answer: AnswerChoice | None,

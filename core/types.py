@@ -104,7 +104,8 @@ class PassageNli:
     Long passages are scored sentence by sentence; ``claim`` is the aggregate
     (the sentence with the highest entailment) and ``best_sentence`` its index;
     ``decisive`` is the sentence that decides the claim most either way (the least
-    neutral), which for a contradicted statement is often another sentence.
+    neutral), which for a contradicted statement is often another sentence, and
+    ``decisive_sentence`` its index (None in traces written before it was kept).
     """
     passage_id: str
     claim: NliScores
@@ -112,6 +113,7 @@ class PassageNli:
     sub_claims: tuple[NliScores, ...] = ()
     kept: bool = False
     decisive: NliScores | None = None
+    decisive_sentence: int | None = None
 
     @property
     def verdict(self) -> NliScores:

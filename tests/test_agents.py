@@ -116,6 +116,25 @@ def test_a_person_question_finds_the_person_sentence(claims):
     assert out.answer == "Edith Marlowe" and "designed by the engineer Edith Marlowe" in out.statement
 
 
+def test_a_yes_no_question_a_sentence_contradicts_is_answered_no_citing_that_sentence(claims):
+    """Not about the asker, so the evidence answers it: the sentence that contradicts the claim about what is
+    asked, not the one that entails it most (itself neutral), and "No"."""
+    question = "Is the bus pass valid on trains?"
+    text = ("The pass gives free travel on all local buses in Calvera. "
+            "It does not cover trains, trams or the Varnholm river ferries.")
+    bus = passage("bus_pass#2", "Older Person's Bus Pass", text)
+    nli = (PassageNli(bus.passage.id, NliScores(0.07, 0.9, 0.03), 0, kept=True,
+                      decisive=NliScores(0.02, 0.3, 0.68), decisive_sentence=1),)
+    t = replace(trace(question, [bus], claims.run(question)), nli=nli,
+                answer=choose_answer(question, "", [bus], nli, yes_no=True))
+    out = AnswerAgent().run(t, decision("ANSWER", "default_answer"))
+    assert out.answer == "No" and out.text.startswith("No. According to “Older Person's Bus Pass”: It does not")
+    assert out.citations[0].sentence == "It does not cover trains, trams or the Varnholm river ferries."
+    # where the passage's most entailing sentence is cited, its own (neutral) label gives no yes or no
+    neutral = replace(t, answer=choose_answer(question, "", [bus], nli))
+    assert AnswerAgent().run(neutral, decision("ANSWER", "default_answer")).text.startswith("According to")
+
+
 def test_yes_no_decided_by_conditions_cites_the_deciding_condition(claims):
     question = "Can I get the Winter Fuel Payment?"
     conds = fuel_conditions(("established", "contradicted", "missing"),

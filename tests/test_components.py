@@ -2,6 +2,7 @@
 card, the settings sidebar, the graph renderer, and the upload checks (no model needed)."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import replace
@@ -83,6 +84,13 @@ def test_render_passages_shows_a_decisive_sentence_only_where_it_differs_from_th
     body = html_of(at)
     assert body.count("Another sentence decides the claim more") == 1
     assert "contradiction (P(contradiction) 0.90, P(neutral) 0.08)" in body
+    # and, where the trace says which sentence it is, quotes it
+    second = trace.passages[1].passage
+    which = replace(contradicted, decisive_sentence=len(second.sentences) - 1)
+    at = AppTest.from_function(_render_passages, kwargs={
+        "trace": replace(trace, nli=(agreeing, which)), "fallback": False}).run()
+    quoted = html.escape(second.sentences[-1].text, quote=True)
+    assert f"Another sentence decides the claim more: “{quoted}”, contradiction" in html_of(at)
 
 
 # --- claim, variables, premises -------------------------------------------------------------

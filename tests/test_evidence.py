@@ -673,6 +673,46 @@ def test_a_clause_the_nli_filter_dropped_answers_when_its_document_is_the_best_m
     assert found.value == "2 years" and found.passage_id == term.id
 
 
+def _deciding(passage, sentence_part: str, scores):
+    """NLI of ``passage`` whose decisive sentence is the one holding ``sentence_part``, with ``scores``."""
+    from core.nli import premise_sentences
+    from core.types import NliScores, PassageNli
+    index = next(k for k, t in premise_sentences(passage) if sentence_part in t)
+    return PassageNli(passage.id, NliScores(0.03, 0.9, 0.07), 0, kept=True, decisive=scores, decisive_sentence=index)
+
+
+def test_a_yes_no_claim_is_answered_by_the_sentence_that_decides_it_about_what_is_asked(warm):
+    """"Is the bus pass valid on trains?": the sample KB's "It does not cover trains, …" answers it. The model
+    also reads "Bring proof of your age, …" as contradicting the claim, more surely; that sentence says nothing
+    of trains, so it does not decide the question (a walkthrough's case, sample KB; not a labelled set)."""
+    from core.types import NliScores
+    passages = _sample_passages("policy/older_persons_bus_pass.md")
+    cover = next(p for p in passages if "does not cover trains" in p.text)
+    apply = next(p for p in passages if "Bring proof of your age" in p.text)
+    ranked = [RetrievedPassage(p, k + 1, 0.7 - k / 10, 5.0, 1.0, 0.7 - k / 10) for k, p in enumerate((apply, cover))]
+    unrelated = _deciding(apply, "Bring proof of your age", NliScores(0.01, 0.24, 0.75))
+    question = "Is the bus pass valid on trains?"
+    found = choose_answer(question, "", ranked, [unrelated, _deciding(cover, "does not cover trains",
+                                                                      NliScores(0.02, 0.38, 0.60))], yes_no=True)
+    assert found.passage_id == cover.id and found.sentence.startswith("It does not cover trains")
+    assert found.value == ""
+    # with only the unrelated contradiction, the sentence is chosen as for any question (the NLI-best one)
+    alone = choose_answer(question, "", ranked[:1], [unrelated], yes_no=True)
+    assert "Bring proof" not in alone.sentence
+    # and a question that is not a yes/no claim never goes by the decisive sentence
+    assert "Bring proof" not in choose_answer(question, "", ranked[:1], [unrelated]).sentence
+
+
+def test_an_entailing_sentence_decides_a_yes_no_claim_whatever_words_it_shares(warm):
+    from core.types import NliScores
+    passages = _sample_passages("policy/older_persons_bus_pass.md")
+    free = next(p for p in passages if "free travel on local bus services" in p.text)
+    ranked = [RetrievedPassage(free, 1, 0.7, 5.0, 1.0, 0.7)]
+    nli = [_deciding(free, "free travel on local bus services", NliScores(0.74, 0.23, 0.03))]
+    found = choose_answer("Does the Older Person's Bus Pass cover buses?", "", ranked, nli, yes_no=True)
+    assert "free travel on local bus services" in found.sentence
+
+
 def test_a_value_comes_from_the_sentence_the_question_is_about_not_the_nli_best(warm):
     """A casual-phrasing smoke check of the sample KB (read, not fitted): "When is the deadline to apply for
     the home insulation grant?" was answered "4 weeks" from the surveyor's visit, the sentence the NLI scored

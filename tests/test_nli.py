@@ -201,11 +201,12 @@ def test_best_sentences_is_one_call_and_matches_single_calls(real_nli):
 
 
 def test_sentence_verdicts_keeps_the_contradicting_sentence_beside_the_entailing_one(real_nli):
-    # The sentence that says the opposite of the hypothesis, after one that says nothing about it.
-    passage = ["A woman is reading a book in the library.", "The dog is asleep on the porch."]
+    # The sentence that says the opposite of the hypothesis, after one that decides it less.
+    passage = ["The dog belongs to my neighbour.", "The dog is asleep on the porch."]
     hypothesis = "The dog is running across the field."
-    [(best, scores, decisive)] = nli.sentence_verdicts([passage], [hypothesis])
+    [(best, scores, decider, decisive)] = nli.sentence_verdicts([passage], [hypothesis])
     assert (best, scores) == nli.best_sentence(passage, hypothesis)
+    assert decider == 1  # the dog's sentence, even where the window of both sentences decides most
     assert decisive.neutral <= min(s.neutral for s in nli.predict(
         [(t, hypothesis) for t in passage + [" ".join(passage)]]))
     assert decisive.contradiction > 0.5 and decisive.contradiction > scores.contradiction - 1e-9
