@@ -19,7 +19,13 @@
    ANSWER agent as if the gate had answered; EM/F1 against the gold answer, and whether the gold
    answer appears in the response text.
 
-3. With ``--pipeline-sets``: the value the whole pipeline chose (``Trace.answer``: retrieval, several
+3. With ``--yes-no``: the Yes or No the ANSWER agent gives, on cached traces, to every gold-ANSWER yes/no
+   question not about the asker and asked with no scenario or history (ContractNLI's hypotheses, the sample KB's
+   "Is the bus pass valid on trains?") of the training and report sets: right against the gold Yes/No, and the
+   cited sentence within the gold evidence. The baseline is the rule before ``core.evidence.decided_by``: the
+   best-entailing sentence of the first answer passage, and its NLI label.
+
+4. With ``--pipeline-sets``: the value the whole pipeline chose (``Trace.answer``: retrieval, several
    passages, the NLI filter) for every gold-ANSWER question with a span answer and a typed claim, on the
    training sets the gate is fitted on (SQuAD train articles, the train KB; TRAINING data, answers not
    fitted) and the report sets (SQuAD held-out articles, the sample KB's two question sets). Traces come
@@ -31,6 +37,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,12 +167,62 @@ def pipeline_sets() -> None:
               f"F1 {scores['f1'] or 0:.3f}")
 
 
+def _evidence_cited(sentence: str, evidence) -> bool:
+    cited = normalize(sentence)
+    return bool(cited) and any(cited in normalize(e) or normalize(e) in cited for e in evidence)
+
+
+def yes_no_sets() -> None:
+    from core.agents import AnswerAgent
+    from core.evaluation import BatchRunner
+    from core.evaluation.training import training_sets
+    from core.evaluation.transfer import report_sets
+    from core.evidence import choose_answer
+    from core.types import Decision
+    from core.variables import FIRST_PERSON
+
+    answer = Decision(action="ANSWER", rule="default_answer", reason="as if the gate had answered", rules=())
+    sets = {**{f"{name} (TRAINING)": ds for name, ds in training_sets().items()},
+            **{f"{name} (REPORT)": ds for name, ds in report_sets().items()}}
+    for name, dataset in sets.items():
+        asked = [i for i in dataset.items if i.action == "ANSWER" and i.answers and not i.scenario and not i.history
+                 and normalize(i.answers[0]) in ("yes", "no") and not FIRST_PERSON.search(i.question)]
+        if not asked:
+            continue
+        run = BatchRunner(None).run(replace(dataset, items=tuple(asked)))
+        tally = Counter()
+        for item, trace in zip(run.items, run.traces):
+            if trace.claim.schema not in ("polar", "statement"):
+                continue
+            gold = normalize(item.answers[0])
+            before = choose_answer(item.question, "", trace.passages, trace.nli)
+            n = next((n for n in trace.nli if before and n.passage_id == before.passage_id), None)
+            label = {"entailment": "yes", "contradiction": "no"}.get(n.claim.label if n else "", "")
+            now = AnswerAgent().run(trace, answer)
+            tally["n"] += 1
+            tally[f"gold {gold}"] += 1
+            for when, said, sentence in (("before", label, before.sentence if before else ""),
+                                         ("now", normalize(now.answer or ""), now.statement)):
+                tally[f"{when} right"] += said == gold
+                tally[f"{when} right, gold {gold}"] += said == gold
+                tally[f"{when} evidence"] += _evidence_cited(sentence, item.evidence)
+        if tally["n"]:
+            print(f"YES/NO, {name}: {tally['n']} gold-ANSWER yes/no claims ({tally['gold yes']} yes, {tally['gold no']} no)"
+                  f"  right {tally['before right']} -> {tally['now right']}"
+                  f" (gold yes {tally['before right, gold yes']} -> {tally['now right, gold yes']},"
+                  f" gold no {tally['before right, gold no']} -> {tally['now right, gold no']})"
+                  f"  cited sentence in the gold evidence {tally['before evidence']} -> {tally['now evidence']}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--squad", default=str(TRAIN / "squad2_train_first10.json"))
     parser.add_argument("--skip-kb", action="store_true", help="SQuAD only (no retrieval or NLI model)")
     parser.add_argument("--skip-squad", action="store_true", help="the sample KB only")
     parser.add_argument("--show", type=int, default=0, help="print this many wrong answers")
+    parser.add_argument("--yes-no", action="store_true",
+                        help="also the Yes/No of yes/no claims not about the asker on the training and report sets "
+                             "(cached traces)")
     parser.add_argument("--pipeline-sets", action="store_true",
                         help="also the whole pipeline's typed answers on the training and report sets (cached traces)")
     args = parser.parse_args()
@@ -173,6 +230,8 @@ def main() -> None:
         squad(Path(args.squad), args.show)
     if not args.skip_kb:
         sample_kb(args.show)
+    if args.yes_no:
+        yes_no_sets()
     if args.pipeline_sets:
         pipeline_sets()
 
