@@ -27,7 +27,8 @@ from core import models
 from core.claims import MEASURE_NOUNS, TIME_UNITS as TIME_UNIT_WORDS
 from core.nli import premise_sentences
 from core.quantities import MONTH_RE, without_repeated_digits
-from core.text import STOPWORDS, content_words, headings, normalized, plain, sentence_kind, split_sentences, with_names_capitalised
+from core.text import (STOPWORDS, content_words, headings, normalized, plain, sentence_kind, split_sentences,
+                       with_names_capitalised)
 from core.types import (AnswerChoice, EvidenceSelection, EvidenceSentence, EvidenceStep, MarkedPassage, Passage,
                         PassageNli, RetrievedPassage, Sentence)
 
@@ -617,10 +618,9 @@ def choose_answer(question: str, answer_type: str, passages: Sequence[RetrievedP
     type about the asked entity (``answer_value``; per passage in the order of ``answer_candidates``), else
     the first passage's first candidate. For a claim to check (``yes_no``: a yes/no question or a statement) the
     sentence that decides it (``decided_by``) where one does. None without passages. The document whose title
-    the question names
-    (``named_document``) is read first, with all its retrieved passages: "When was the Harlow Bridge opened?"
-    is the bridge's article's to answer, though the town Harlow's says "the Harlow Bridge opened in 1958" and
-    the bridge's own sentence, which says "the bridge", failed the NLI filter.
+    the question names (``named_document``) is read first, with all its retrieved passages: "When was the Harlow
+    Bridge opened?" is the bridge's article's to answer, though the town Harlow's says "the Harlow Bridge opened
+    in 1958" and the bridge's own sentence, which says "the bridge", failed the NLI filter.
 
     ``openings`` maps a document id to its first passage (``KnowledgeBase.opening``). A passage that is
     not its document's opening is also about what the opening names. The opening's own sentences do not
