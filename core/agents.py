@@ -588,7 +588,7 @@ def _label_of(trace: Trace, passage: RetrievedPassage, sentence: str) -> str:
     n = next((n for n in trace.nli if n.passage_id == passage.passage.id), None)
     if n is None:
         return ""
-    return n.verdict.label if nli.is_decisive(n, passage.passage, sentence) else n.claim.label
+    return n.verdict.label if nli.decisive_premise(n, passage.passage) == sentence else n.claim.label
 
 
 def _with_warning(response: Response, *notes: str) -> Response:

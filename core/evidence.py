@@ -25,7 +25,7 @@ import numpy as np
 
 from core import models
 from core.claims import MEASURE_NOUNS, TIME_UNITS as TIME_UNIT_WORDS
-from core.nli import premise_sentences
+from core.nli import decisive_premise, premise_sentences
 from core.quantities import MONTH_RE, without_repeated_digits
 from core.text import (STOPWORDS, content_words, headings, normalized, plain, sentence_kind, split_sentences,
                        with_names_capitalised)
@@ -678,7 +678,7 @@ def decided_by(question: str, passages: Sequence[RetrievedPassage], nli: Sequenc
     found = []
     for p in passages:
         n = verdicts.get(p.passage.id)
-        sentence = dict(premise_sentences(p.passage)).get(n.decisive_sentence) if n else None
+        sentence = decisive_premise(n, p.passage) if n else None
         label = n.verdict.label if sentence else "neutral"
         if label == "entailment" or (label == "contradiction"
                                      and (asked - content_words(p.passage.title)) & content_words(sentence)):

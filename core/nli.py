@@ -283,9 +283,10 @@ def premise_texts(passage: Passage) -> list[str]:
     return [text for _, text in premise_sentences(passage)]
 
 
-def is_decisive(n: PassageNli, passage: Passage, sentence: str) -> bool:
-    """Whether ``sentence`` of ``passage`` is the one that decides the claim most (``n.decisive_sentence``)."""
-    return n.decisive_sentence is not None and dict(premise_sentences(passage)).get(n.decisive_sentence) == sentence
+def decisive_premise(n: PassageNli, passage: Passage) -> str | None:
+    """The text NLI scored for the sentence of ``passage`` that decides the claim most (``n.decisive_sentence``;
+    None where the trace does not say which): what an answer cites."""
+    return dict(premise_sentences(passage)).get(n.decisive_sentence) if n.decisive_sentence is not None else None
 
 
 def best_sentence(sentences: Sequence[str], hypothesis: str) -> tuple[int, NliScores]:
