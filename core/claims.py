@@ -466,8 +466,11 @@ def _late_wh(tokens) -> tuple[int, bool] | None:
         t = tokens[k]
         if t.lower_ not in WH_WORDS or t.tag_ not in ("WDT", "WP", "WP$", "WRB"):
             continue
-        if tokens[k - 1].pos_ in _RELATIVE_AFTER and t.lower_ not in ("what", "how"):
-            continue  # a relative clause ("what" and "how" open none after a noun: "gave the film how many stars?")
+        last = all(r.is_punct for r in tokens[k + 1:])
+        if tokens[k - 1].pos_ in _RELATIVE_AFTER and t.lower_ not in ("what", "how") and not last:
+            # a relative clause; "what" and "how" open none after a noun ("gave the film how many stars?"),
+            # and none opens with nothing after it ("Chopin gave a yearly performance where?")
+            continue
         wh, end = _wh_span(tokens, k)
         if not wh:
             return None

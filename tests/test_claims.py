@@ -68,6 +68,9 @@ def build():
     ("Beyonce's range in singing is how many octaves?", "existential", "Beyonce's range in singing is some number of octaves.",
      "NUMBER"),
     ("The singer who won in 2010 was born where?", "existential", "The singer who won in 2010 was born somewhere.", "PLACE"),
+    # a wh-word with nothing after it opens no relative clause, even after a noun (SQuAD train phrasing)
+    ("Chopin gave a yearly performance where?", "existential", "Chopin gave a yearly performance somewhere.", "PLACE"),
+    ("Chopin met George Sand when?", "existential", "Chopin met George Sand at some time.", "DATE"),
     # a scene before the wh-word, with or without a comma, goes after it; a short reply before a comma goes
     ("In 1713 who did the Qing emperor grant a title to?", "existential",
      "There exists a person who the Qing emperor granted a title to in 1713.", "PERSON"),
