@@ -95,13 +95,6 @@ def score_line(rp: RetrievedPassage, alpha: float) -> str:
     return line
 
 
-def decisive_text(rp: RetrievedPassage, n: PassageNli) -> str:
-    """The text of the sentence that decides the claim most (empty where the trace does not say which)."""
-    sentences = rp.passage.sentences
-    return sentences[n.decisive_sentence].text if n.decisive_sentence is not None and \
-        n.decisive_sentence < len(sentences) else ""
-
-
 def passage_card(rp: RetrievedPassage, n: PassageNli | None, fallback: bool, fusion_alpha: float,
                  entail_keep: float, evidence: Sequence[tuple[int, EvidenceSentence]] = (),
                  selection: bool = False) -> str:
@@ -114,7 +107,7 @@ def passage_card(rp: RetrievedPassage, n: PassageNli | None, fallback: bool, fus
         subs = ('<div style="font-size:0.85em;color:#666">Sub-claims, P(entail) by their best sentence: '
                 + " · ".join(f"#{i + 1} {s.entailment:.2f}" for i, s in enumerate(n.sub_claims)) + "</div>")
     if n and n.decisive and n.decisive.label != n.claim.label:
-        which = decisive_text(rp, n)
+        which = n.decisive_text(rp.passage)
         subs += ('<div style="font-size:0.85em;color:#666">Another sentence decides the claim more'
                  f'{f": “{esc(which)}”," if which else ":"} {n.decisive.label} (P(contradiction) '
                  f'{n.decisive.contradiction:.2f}, P(neutral) {n.decisive.neutral:.2f}); the signals read it</div>')

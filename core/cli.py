@@ -133,8 +133,8 @@ def render_trace(trace, decision) -> str:
         if n and p.passage.sentences:
             best = p.passage.sentences[min(n.best_sentence, len(p.passage.sentences) - 1)].text
             lines.append(textwrap.indent(textwrap.fill(f"best: {best}", 100), "       "))
-            if n.decisive and n.decisive.label != n.claim.label and n.decisive_sentence is not None:
-                decides = p.passage.sentences[min(n.decisive_sentence, len(p.passage.sentences) - 1)].text
+            decides = n.decisive_text(p.passage)
+            if n.decisive and n.decisive.label != n.claim.label and decides:
                 lines.append(textwrap.indent(textwrap.fill(
                     f"decides most ({n.decisive.label} e={n.decisive.entailment:.2f} n={n.decisive.neutral:.2f} "
                     f"c={n.decisive.contradiction:.2f}): {decides}", 100), "       "))

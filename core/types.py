@@ -120,6 +120,13 @@ class PassageNli:
         """The decisive sentence's scores (the best-entailing one's where none was recorded)."""
         return self.decisive or self.claim
 
+    def decisive_text(self, passage: Passage) -> str:
+        """The passage's own sentence that decides the claim most, as the reader sees it (empty where the
+        trace does not say which)."""
+        sentences = passage.sentences
+        index = self.decisive_sentence
+        return sentences[index].text if index is not None and index < len(sentences) else ""
+
 
 @dataclass(frozen=True)
 class Condition:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core import models, nli
-from core.types import NliScores
+from core.types import NliScores, Passage, PassageNli, Sentence
 from core.voice import to_user_voice
 
 
@@ -210,6 +210,17 @@ def test_sentence_verdicts_keeps_the_contradicting_sentence_beside_the_entailing
     assert decisive.neutral <= min(s.neutral for s in nli.predict(
         [(t, hypothesis) for t in passage + [" ".join(passage)]]))
     assert decisive.contradiction > 0.5 and decisive.contradiction > scores.contradiction - 1e-9
+
+
+def test_decisive_text_is_the_passage_sentence_the_trace_names():
+    texts = ["The dog belongs to my neighbour.", "The dog is asleep on the porch."]
+    passage = Passage("p#0", "p", "Dogs", " ".join(texts), 0, 64,
+                      sentences=tuple(Sentence(t, 0, len(t)) for t in texts))
+    scores = NliScores(0.1, 0.2, 0.7)
+    assert PassageNli("p#0", scores, 0, decisive=scores, decisive_sentence=1).decisive_text(passage) == texts[1]
+    # a trace written before the index was kept, or one that names no sentence of this passage, shows none
+    assert PassageNli("p#0", scores, 0, decisive=scores).decisive_text(passage) == ""
+    assert PassageNli("p#0", scores, 0, decisive=scores, decisive_sentence=2).decisive_text(passage) == ""
 
 
 def test_predict_is_batched_cached_and_counted(real_nli):
