@@ -45,7 +45,7 @@ from core.retrieval import ACRONYM, acronym_expansions
 from core.text import LIST_MARKER, STOPWORDS, normalized, plain, straight_quotes, tokenize, written_as_names
 from core.types import Trace
 from core.variables import (FIRST_PERSON, GENERIC_ASK, NO, UNSURE, YES, all_required_met, conditions_apply,
-                            content_words, follow_up_support, met_alternatives, read_without_nli)
+                            content_words, follow_up_support, met_alternatives, read_without_nli, still_open)
 
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "models" / "signals.json"
 PROBABILITIES = ("p_topic", "p_fact", "p_open", "p_met", "p_depends")
@@ -403,14 +403,15 @@ def rivalled_names(trace: Trace) -> tuple[str, ...]:
 
 
 def unaddressed(trace: Trace, share: float = 0.5) -> int:
-    """Conditions nothing the user said touches: no answered follow-up, scenario sentence or the question
-    itself shares ``share`` of the condition's content words (a follow-up asked about it is a paraphrase)."""
+    """Conditions still open (``still_open``: not the other items of a list one item already meets) that nothing
+    the user said touches: no answered follow-up, scenario sentence or the question itself shares ``share`` of the
+    condition's content words (a follow-up asked about it is a paraphrase)."""
     said = [trace.query.question, *trace.query.scenario.split("."), *(q for q, _ in trace.query.history)]
     said_terms = [set(tokenize(t)) for t in said if t.strip()]
     count = 0
-    for condition in trace.variables.conditions:
+    for condition in still_open(trace.variables.conditions):
         words = set(tokenize(condition.text))
-        if condition.status == "missing" and not any(len(words & t) >= share * len(words) for t in said_terms if words):
+        if not any(len(words & t) >= share * len(words) for t in said_terms if words):
             count += 1
     return count
 
@@ -524,6 +525,7 @@ def features(trace: Trace) -> dict[str, float]:
     last = last_settled(trace)
     # the conditions after the one the last follow-up settled (all of them when it settled none)
     after_last = conditions[last + 1:] if last is not None else conditions
+    open_now = still_open(conditions)
     unclear = [c for c in conditions if c.group == "unclear"]
     # a list of bare names under "if you get:" ("Pension Credit", "Income Support", …) names alternatives
     names_listed = bool(unclear) and all(_bare_name(c.text) for c in unclear)
@@ -636,7 +638,10 @@ def features(trace: Trace) -> dict[str, float]:
         # where the last follow-up landed says what is left (ShARC train, grouped 5-fold: p_open's
         # held-out AUROC 0.818 -> 0.825 with these four)
         "last_follow_up_read": float(last is not None),
-        "missing_after_last": float(min(sum(c.status == "missing" for c in after_last), 6)),
+        # (Both counts leave out the other items of a list one item already meets: "I get Pension Credit" settles
+        # "if you're getting: Pension Credit, Income Support, …". ShARC train and the train KB, cross-fitted:
+        # objective 0.7649 / 0.7671 / 0.7537 -> 0.7661 / 0.7675 / 0.7546 over three fold draws)
+        "missing_after_last": float(min(sum(c in open_now for c in after_last), 6)),
         "yes_with_more_after": float(last_yes and all_of) * min(len(after_last), 6),
         "last_reply_decides": float((last_yes and any_of) or (last_no and all_of)),
         # referents

@@ -312,6 +312,23 @@ def test_what_is_left_after_the_condition_the_last_follow_up_settled():
     assert calibrated.features(factories.trace())["last_follow_up_read"] == 0.0  # no history
 
 
+def test_alternatives_of_a_list_already_met_are_not_counted_as_open():
+    """"You may get Cold Weather Payments if you're getting: Pension Credit, Income Support, …" with the scenario
+    "I get Pension Credit": the other benefits of that any-of list no longer decide anything, so neither what is
+    left after the last follow-up nor the conditions nothing the user said touches count them; an all-of
+    condition still missing does count."""
+    pension, support, allowance = "Pension Credit", "Income Support", "income-based Jobseeker's Allowance"
+    met = calibrated.features(_with_conditions((pension, "established", "any"), (support, "missing", "any"),
+                                               (allowance, "missing", "any")))
+    assert met["missing_after_last"] == 0.0 and met["unaddressed"] == 0.0
+    unmet = calibrated.features(_with_conditions((pension, "missing", "any"), (support, "missing", "any"),
+                                                 (allowance, "missing", "any")))
+    assert unmet["missing_after_last"] == 3.0 and unmet["unaddressed"] == 3.0
+    more = calibrated.features(_with_conditions((pension, "established", "any"), (support, "missing", "any"),
+                                                ("live in England", "missing", "all")))
+    assert more["missing_after_last"] == 1.0 and more["unaddressed"] == 1.0
+
+
 def test_an_outcome_is_weighed_by_the_share_of_its_readings_that_rest_on_more_than_nli():
     """A reply, arithmetic or the fact's own words decide a condition more surely than an NLI score; a number
     met whose rest NLI read is read by NLI too."""
@@ -398,7 +415,8 @@ def test_real_points_a_scenario_settles_are_no_longer_undecided(sample_pipeline)
 
 def test_real_a_list_one_item_meets_is_read_as_met_on_a_first_turn(sample_pipeline):
     """The Blue Parking Permit's "any of the following": being registered blind decides that list, whatever its
-    other items say; the feature is the scenario's alone, so a later turn leaves it at 0."""
+    other items say; the feature is the scenario's alone, so a later turn leaves it at 0. The list's other items
+    are then not counted among the conditions still open."""
     from core.pipeline import make_query
     question = "Can I get a Blue Parking Permit?"
     bare = calibrated.features(sample_pipeline.analyze(make_query(question)))
@@ -408,6 +426,9 @@ def test_real_a_list_one_item_meets_is_read_as_met_on_a_first_turn(sample_pipeli
     assert bare["alternative_met_first_turn"] == 0.0
     assert told["alternative_met_first_turn"] == 1.0
     assert later["alternative_met_first_turn"] == 0.0
+    # the list's other items no longer decide anything: none of them is counted as still open
+    assert bare["missing_after_last"] >= 4 and bare["unaddressed"] >= 3
+    assert told["missing_after_last"] == told["unaddressed"] == 0.0
 
 
 def test_real_the_dense_match_is_read_apart_for_a_wh_question(sample_pipeline):
