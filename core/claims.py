@@ -89,9 +89,12 @@ QUESTION_FORM = re.compile(rf"^\W*(?:(?:how|what|when|where|which|who|why)(?:\s+
 SUBORDINATE = frozenset("after before once when whenever if since until unless while during in on at for by "
                         "from under within".split())
 # A question after a clause that sets its scene ("Once the NDA is terminated, how long do sections 1-6 keep
-# applying?", "When the agreement ends, can we keep a record copy?") or after a remark ("I'm reading
-# about X - what year was she born?").
-LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*(?P<question>(?:{_WH}|{AUXILIARIES})\b[^?]*\?)\s*$",
+# applying?", "When the agreement ends, can we keep a record copy?", "If it gets a subpoena, within how many
+# days must it tell the others?") or after a remark ("I'm reading about X - what year was she born?").
+# The prepositions a wh-phrase can carry to the front with it ("…, within how many days must it tell the others?").
+PIED_PIPING = r"in|on|at|by|for|from|to|with|within|under|after|before|since|until|during|of|about|into|over|through"
+LEADING_CLAUSE = re.compile(rf"^(?P<lead>[^?]+?)(?P<sep>,|\s[-–—]\s)\s*"
+                            rf"(?P<question>(?:(?:{PIED_PIPING})\s+(?:{_WH})|{_WH}|{AUXILIARIES})\b[^?]*\?)\s*$",
                             re.IGNORECASE)
 # A yes/no question after what the user states in the same sentence ("I'm 62, can I get the Winter Fuel
 # Payment?", "been off sick for 5 days now, do i get sick pay?"): the statement is said, not asked.

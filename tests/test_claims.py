@@ -228,6 +228,15 @@ def test_a_scene_first_and_how_soon_or_how_far(build, question, text, answer_typ
      "passed away before 6 October 2002.", ""),
     ("How long do the confidentiality obligations last after the agreement ends?",
      "There exists a duration such that the confidentiality obligations last after the agreement ends.", "DURATION"),
+    # a scene first, then a wh-phrase with its preposition: the preposition stays with the phrase (train KB: "…
+    # that it must tell the other entities if a participating entity … gets a subpoena for confidential info, within."
+    # before)
+    ("If a participating entity in the cyber mutual assistance agreement gets a subpoena for confidential info, "
+     "within how many days must it tell the other entities?", "There exists a number of days within which it must "
+     "tell the other entities if a participating entity in the cyber mutual assistance agreement gets a subpoena for "
+     "confidential info.", "DURATION"),
+    ("If I move abroad, in which country will my pension be paid?",
+     "There exists a country in which my pension will be paid if I move abroad.", "PLACE"),
 ])
 def test_a_fronted_preposition_or_a_scene_after_the_wh_phrase(build, question, text, answer_type):
     claim = build(question)
