@@ -638,9 +638,9 @@ def features(trace: Trace) -> dict[str, float]:
         # where the last follow-up landed says what is left (ShARC train, grouped 5-fold: p_open's
         # held-out AUROC 0.818 -> 0.825 with these four)
         "last_follow_up_read": float(last is not None),
-        # (Both counts leave out the other items of a list one item already meets: "I get Pension Credit" settles
-        # "if you're getting: Pension Credit, Income Support, …". ShARC train and the train KB, cross-fitted:
-        # objective 0.7649 / 0.7671 / 0.7537 -> 0.7661 / 0.7675 / 0.7546 over three fold draws)
+        # (This count and ``unaddressed`` leave out the other items of a list one item already meets: "I get
+        # Pension Credit" settles "if you're getting: Pension Credit, Income Support, …". ShARC train and the train
+        # KB, cross-fitted: objective 0.7649 / 0.7671 / 0.7537 -> 0.7661 / 0.7675 / 0.7546 over three fold draws)
         "missing_after_last": float(min(sum(c in open_now for c in after_last), 6)),
         "yes_with_more_after": float(last_yes and all_of) * min(len(after_last), 6),
         "last_reply_decides": float((last_yes and any_of) or (last_no and all_of)),
